@@ -1,0 +1,661 @@
+package dissect
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The headers are defined like any message, with the two oddities Kafka's
+// RequestHeader.json has: client_id arrived in v1 and is never compact.
+var (
+	requestHeaderFields = []*Field{
+		{Name: "request_api_key", Type: "int16", kind: kInt16, Versions: Versions{0, math.MaxInt16}, Tag: -1, enum: apiEnum,
+			About: "numeric id of the API being invoked"},
+		{Name: "request_api_version", Type: "int16", kind: kInt16, Versions: Versions{0, math.MaxInt16}, Tag: -1,
+			About: "version of the API being invoked"},
+		{Name: "correlation_id", Type: "int32", kind: kInt32, Versions: Versions{0, math.MaxInt16}, Tag: -1,
+			About: "echoed back by the broker in the response"},
+		{Name: "client_id", Type: "string", kind: kString, Versions: Versions{1, math.MaxInt16}, Nullable: Versions{1, math.MaxInt16},
+			Tag: -1, flexible: &noVersions, label: "nullable_string",
+			About: "always a non-flexible int16-prefixed string"},
+	}
+	responseHeaderFields = []*Field{
+		{Name: "correlation_id", Type: "int32", kind: kInt32, Versions: Versions{0, math.MaxInt16}, Tag: -1,
+			About: "matches the correlation_id of the request"},
+	}
+)
+
+const (
+	docFrame       = "length-delimited framing"
+	docSize        = "number of bytes that follow"
+	docTaggedCount = "number of tagged fields in this struct"
+	docTaggedHead  = "number of tagged fields in the header"
+)
+
+// decoder walks one frame. Its first failure is sticky: the walk stops
+// there, every open node is closed at the bytes it consumed, and the
+// problem stays on the node where it happened.
+type decoder struct {
+	b      []byte
+	off    int
+	end    int // limit of the current region (frame end, or a tagged field's end)
+	v      int16
+	flex   bool
+	failed bool
+	cat    Category
+	probs  []Problem
+
+	stack []*Node // children of the nodes being built, innermost last
+	slab  []Node  // node storage, handed out in chunks so pointers stay valid
+	ptrs  []*Node // storage for Children slices
+}
+
+func newDecoder(b []byte) *decoder {
+	return &decoder{b: b, end: len(b), slab: make([]Node, 0, 24), ptrs: make([]*Node, 0, 32), stack: make([]*Node, 0, 16)}
+}
+
+func (d *decoder) node(name, typ string, k Kind) *Node {
+	if len(d.slab) == cap(d.slab) {
+		d.slab = make([]Node, 0, 2*cap(d.slab))
+	}
+	d.slab = d.slab[:len(d.slab)+1]
+	n := &d.slab[len(d.slab)-1]
+	n.Name, n.Type, n.Kind, n.Offset, n.Category = name, typ, k, d.off, d.cat
+	d.stack = append(d.stack, n)
+	return n
+}
+
+// open starts a composite node; its children are what is added until close.
+func (d *decoder) open(name, typ string, k Kind) (*Node, int) {
+	n := d.node(name, typ, k)
+	return n, len(d.stack)
+}
+
+func (d *decoder) close(n *Node, mark int) {
+	kids := d.stack[mark:]
+	if len(kids) > 0 {
+		if cap(d.ptrs)-len(d.ptrs) < len(kids) {
+			d.ptrs = make([]*Node, 0, max(2*cap(d.ptrs), len(kids)))
+		}
+		start := len(d.ptrs)
+		d.ptrs = append(d.ptrs, kids...)
+		n.Children = d.ptrs[start:len(d.ptrs):len(d.ptrs)]
+	}
+	d.stack = d.stack[:mark]
+	n.Size = d.off - n.Offset
+}
+
+func (d *decoder) problem(n *Node, off int, msg string) {
+	p := Problem{Offset: off, Message: msg}
+	n.Problems = append(n.Problems, p)
+	d.probs = append(d.probs, p)
+}
+
+func (d *decoder) fail(n *Node, off int, msg string) {
+	d.problem(n, off, msg)
+	d.failed = true
+}
+
+func (d *decoder) left() int { return d.end - d.off }
+
+// need fails n unless k more bytes are in the region.
+func (d *decoder) need(n *Node, k int) bool {
+	if d.left() >= k {
+		return true
+	}
+	d.fail(n, d.off, "truncated: needs "+strconv.Itoa(k)+" bytes, "+strconv.Itoa(max(d.left(), 0))+" left")
+	return false
+}
+
+// uvarint reads Kafka's unsigned varint, at most 5 bytes for 32 bits.
+func (d *decoder) uvarint(n *Node) (uint32, bool) {
+	var v uint32
+	for i := 0; i < 5; i++ {
+		if d.off+i >= d.end {
+			d.fail(n, d.off, "truncated: varint runs past the end")
+			return 0, false
+		}
+		c := d.b[d.off+i]
+		if i == 4 && c > 0x0f {
+			d.fail(n, d.off, "varint longer than 5 bytes or above 2^32-1")
+			return 0, false
+		}
+		v |= uint32(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			d.off += i + 1
+			return v, true
+		}
+	}
+	d.fail(n, d.off, "varint longer than 5 bytes")
+	return 0, false
+}
+
+func (d *decoder) uvarintLeaf(name, doc string) (*Node, uint32, bool) {
+	n := d.node(name, "uvarint", KindInt)
+	n.Doc = doc
+	v, ok := d.uvarint(n)
+	n.Int = int64(v)
+	n.Size = d.off - n.Offset
+	return n, v, ok
+}
+
+// fieldFlexible is whether f uses the compact encoding at this version.
+func (d *decoder) fieldFlexible(f *Field) bool {
+	if f.flexible != nil {
+		return f.flexible.Has(d.v)
+	}
+	return d.flex
+}
+
+// fields decodes a struct's fields at the decoder's version and, when
+// flexible, its tagged-field section.
+func (d *decoder) fields(fs []*Field, taggedDoc string) {
+	for _, f := range fs {
+		if d.failed {
+			return
+		}
+		if !f.Versions.Has(d.v) || (d.flex && f.Tag >= 0 && f.Tagged.Has(d.v)) {
+			continue
+		}
+		d.field(f)
+	}
+	if d.flex && !d.failed {
+		d.tagged(fs, taggedDoc)
+	}
+}
+
+func (d *decoder) field(f *Field) {
+	typ := f.Type
+	if f.label != "" {
+		typ = f.label
+	}
+	switch f.kind {
+	case kArray:
+		d.array(f)
+	case kStruct:
+		n, mark := d.open(f.Name, f.sname, KindStruct)
+		n.Doc = f.About
+		d.fields(f.Fields, docTaggedCount)
+		d.close(n, mark)
+	case kString:
+		d.str(f, f.Name, typ)
+	case kBytes, kRecords:
+		d.bytesField(f, f.Name, typ)
+	default:
+		n := d.fixed(f.kind, f.Name, typ)
+		n.Doc = f.About
+		n.enum = f.enum
+	}
+}
+
+// fixed decodes a fixed-width value.
+func (d *decoder) fixed(k kind, name, typ string) *Node {
+	n := d.node(name, typ, KindInt)
+	size := fixedSize[k]
+	if !d.need(n, size) {
+		return n
+	}
+	b := d.b[d.off:]
+	switch k {
+	case kBool:
+		n.Kind = KindBool
+		n.Int = int64(b[0])
+		if b[0] > 1 {
+			d.problem(n, d.off, "bool is "+strconv.Itoa(int(b[0]))+", not 0 or 1")
+		}
+	case kInt8:
+		n.Int = int64(int8(b[0]))
+	case kInt16:
+		n.Int = int64(int16(binary.BigEndian.Uint16(b)))
+	case kUint16:
+		n.Int = int64(binary.BigEndian.Uint16(b))
+	case kInt32:
+		n.Int = int64(int32(binary.BigEndian.Uint32(b)))
+	case kUint32:
+		n.Int = int64(binary.BigEndian.Uint32(b))
+	case kInt64:
+		n.Int = int64(binary.BigEndian.Uint64(b))
+	case kFloat64:
+		n.Kind = KindFloat
+		n.Float = math.Float64frombits(binary.BigEndian.Uint64(b))
+	case kUUID:
+		n.Kind = KindUUID
+		n.Str = uuidString(b[:16])
+	}
+	d.off += size
+	n.Size = size
+	return n
+}
+
+// length reads a string, bytes or array length prefix: compact uvarint
+// (n+1, 0 = null) when flexible, else int16 (strings) or int32. It
+// returns -1 for null.
+func (d *decoder) length(n *Node, flex, short bool) (int64, bool) {
+	if flex {
+		u, ok := d.uvarint(n)
+		return int64(u) - 1, ok
+	}
+	if short {
+		if !d.need(n, 2) {
+			return 0, false
+		}
+		v := int64(int16(binary.BigEndian.Uint16(d.b[d.off:])))
+		d.off += 2
+		return v, true
+	}
+	if !d.need(n, 4) {
+		return 0, false
+	}
+	v := int64(int32(binary.BigEndian.Uint32(d.b[d.off:])))
+	d.off += 4
+	return v, true
+}
+
+// prefix checks a length just read at lenOff against nullability and the
+// bytes left; it returns false when the walk cannot go on.
+func (d *decoder) prefix(n *Node, f *Field, l int64, lenOff int, what string) bool {
+	switch {
+	case l == -1:
+		n.Null = true
+		if !f.Nullable.Has(d.v) {
+			d.problem(n, lenOff, f.Name+" is null but not nullable in v"+strconv.Itoa(int(d.v)))
+		}
+	case l < -1:
+		d.fail(n, lenOff, what+" length "+strconv.FormatInt(l, 10)+" is negative")
+		return false
+	case l > int64(d.left()):
+		d.fail(n, lenOff, what+" length "+strconv.FormatInt(l, 10)+" exceeds the "+strconv.Itoa(d.left())+" bytes left")
+		return false
+	}
+	return true
+}
+
+func (d *decoder) str(f *Field, name, typ string) {
+	n := d.node(name, typ, KindString)
+	n.Doc = f.About
+	flex := d.fieldFlexible(f)
+	l, ok := d.length(n, flex, true)
+	if ok && d.prefix(n, f, l, n.Offset, "string") && l >= 0 {
+		s := d.b[d.off : d.off+int(l)]
+		if len(s) > 0 {
+			n.Str = string(s)
+		}
+		if !utf8.Valid(s) {
+			d.problem(n, d.off, f.Name+" is not valid UTF-8")
+		}
+		d.off += int(l)
+	}
+	n.note = lengthNote(flex, "int16", l)
+	n.Size = d.off - n.Offset
+}
+
+func (d *decoder) bytesField(f *Field, name, typ string) {
+	n := d.node(name, typ, KindBytes)
+	n.Doc = f.About
+	flex := d.fieldFlexible(f)
+	l, ok := d.length(n, flex, false)
+	if ok && d.prefix(n, f, l, n.Offset, "bytes") && l >= 0 {
+		n.Bytes = d.b[d.off : d.off+int(l) : d.off+int(l)]
+		d.off += int(l)
+	}
+	n.note = lengthNote(flex, "int32", l)
+	n.Size = d.off - n.Offset
+}
+
+func lengthNote(flex bool, width string, l int64) string {
+	if flex {
+		return "compact, len+1=" + strconv.FormatInt(l+1, 10)
+	}
+	return width + " len=" + strconv.FormatInt(l, 10)
+}
+
+func (d *decoder) array(f *Field) {
+	n, mark := d.open(f.Name, f.Type, KindArray)
+	n.Doc = f.About
+	flex := d.fieldFlexible(f)
+	var ln *Node
+	if flex {
+		ln = d.node("length", "uvarint", KindInt)
+	} else {
+		ln = d.node("length", "int32", KindInt)
+	}
+	count, ok := d.length(ln, flex, false)
+	ln.Size = d.off - ln.Offset
+	if !ok {
+		d.close(n, mark)
+		return
+	}
+	if flex {
+		ln.Int = count + 1
+		ln.note = "compact, n+1"
+	} else {
+		ln.Int = count
+	}
+	ln.Doc = countDoc(count)
+	if !d.prefix(n, f, count, ln.Offset, "array") {
+		d.close(n, mark)
+		return
+	}
+	if count >= 0 {
+		n.Int = count
+		// Each element takes at least minSize bytes, so a count that cannot
+		// fit is refused before any element is built.
+		minSize := d.minSize(f)
+		if (minSize > 0 && count > int64(d.left()/minSize)) || (minSize == 0 && count > 4096) {
+			d.fail(ln, ln.Offset, strconv.FormatInt(count, 10)+" elements cannot fit in the "+strconv.Itoa(d.left())+" bytes left")
+			d.close(n, mark)
+			return
+		}
+	}
+	elemType := f.Type[2:]
+	for i := int64(0); i < count && !d.failed; i++ {
+		if f.elem == kStruct {
+			e, emark := d.open(f.sname+"["+strconv.FormatInt(i, 10)+"]", f.sname, KindStruct)
+			d.fields(f.Fields, docTaggedCount)
+			d.close(e, emark)
+			continue
+		}
+		name := f.Name + "[" + strconv.FormatInt(i, 10) + "]"
+		switch f.elem {
+		case kString:
+			d.str(f, name, elemType)
+		case kBytes, kRecords:
+			d.bytesField(f, name, elemType)
+		default:
+			d.fixed(f.elem, name, elemType)
+		}
+	}
+	d.close(n, mark)
+}
+
+func countDoc(count int64) string {
+	switch count {
+	case -1:
+		return "null array"
+	case 1:
+		return "1 element follows"
+	}
+	return strconv.FormatInt(count, 10) + " elements follow"
+}
+
+// minSize is the fewest bytes one element of array f can take.
+func (d *decoder) minSize(f *Field) int {
+	switch f.elem {
+	case kStruct:
+		return d.structMin(f.Fields)
+	case kString:
+		return d.lenMin(f, 2)
+	case kBytes, kRecords:
+		return d.lenMin(f, 4)
+	}
+	return fixedSize[f.elem]
+}
+
+func (d *decoder) lenMin(f *Field, width int) int {
+	if d.fieldFlexible(f) {
+		return 1
+	}
+	return width
+}
+
+func (d *decoder) structMin(fs []*Field) int {
+	total := 0
+	if d.flex {
+		total = 1 // the tagged-field count
+	}
+	for _, f := range fs {
+		if !f.Versions.Has(d.v) || (d.flex && f.Tag >= 0 && f.Tagged.Has(d.v)) {
+			continue
+		}
+		switch f.kind {
+		case kStruct:
+			total += d.structMin(f.Fields)
+		case kArray:
+			total += d.lenMin(f, 4)
+		case kString:
+			total += d.lenMin(f, 2)
+		case kBytes, kRecords:
+			total += d.lenMin(f, 4)
+		default:
+			total += fixedSize[f.kind]
+		}
+	}
+	return total
+}
+
+// tagged decodes a flexible struct's tagged-field section: a count, then
+// for each field its tag, its size and its bytes. Tags the definition
+// knows are decoded as that field; the others are shown as raw data.
+func (d *decoder) tagged(fs []*Field, doc string) {
+	saved := d.cat
+	d.cat = CatTaggedFields
+	defer func() { d.cat = saved }()
+	tn, mark := d.open("tagged_fields", "uvarint", KindInt)
+	tn.Doc = doc
+	count, ok := d.uvarint(tn)
+	tn.Int = int64(count)
+	if !ok {
+		d.close(tn, mark)
+		return
+	}
+	if int64(count) > int64(d.left()/2) { // each tagged field takes at least a tag and a size byte
+		d.fail(tn, tn.Offset, strconv.FormatUint(uint64(count), 10)+" tagged fields cannot fit in the "+strconv.Itoa(d.left())+" bytes left")
+		d.close(tn, mark)
+		return
+	}
+	last := int64(-1)
+	for i := uint32(0); i < count && !d.failed; i++ {
+		tf, tmark := d.open("TaggedField["+strconv.FormatUint(uint64(i), 10)+"]", "tagged_field", KindInt)
+		tag, ok1 := d.uvarintLeafDoc("tag", "tag number")
+		if !ok1 {
+			d.close(tf, tmark)
+			break
+		}
+		tf.Int = int64(tag)
+		if int64(tag) <= last {
+			d.problem(tf, tf.Offset, "tag "+strconv.FormatUint(uint64(tag), 10)+" is not above the previous tag "+strconv.FormatInt(last, 10))
+		}
+		last = int64(tag)
+		sn, size, ok2 := d.uvarintLeaf("size", "bytes of tagged data that follow")
+		if !ok2 {
+			d.close(tf, tmark)
+			break
+		}
+		if int64(size) > int64(d.left()) {
+			d.fail(sn, sn.Offset, "tagged field size "+strconv.FormatUint(uint64(size), 10)+" exceeds the "+strconv.Itoa(d.left())+" bytes left")
+			d.close(tf, tmark)
+			break
+		}
+		stop := d.off + int(size)
+		if f := knownTag(fs, int(tag), d.v); f != nil {
+			tf.note = f.Name
+			tf.Doc = f.About
+			end := d.end
+			d.end = stop
+			d.field(f)
+			d.end = end
+			if !d.failed && d.off < stop {
+				d.problem(tf, d.off, strconv.Itoa(stop-d.off)+" bytes of tagged field "+f.Name+" left unread")
+				d.off = stop
+			}
+		} else {
+			tf.note = "unknown tag"
+			tf.Doc = "a tag this definition does not know; its bytes are shown raw"
+			dn := d.node("data", "bytes", KindBytes)
+			dn.Bytes = d.b[d.off:stop:stop]
+			dn.Size = int(size)
+			d.off = stop
+		}
+		d.close(tf, tmark)
+	}
+	d.close(tn, mark)
+}
+
+func (d *decoder) uvarintLeafDoc(name, doc string) (uint32, bool) {
+	_, v, ok := d.uvarintLeaf(name, doc)
+	return v, ok
+}
+
+func knownTag(fs []*Field, tag int, v int16) *Field {
+	for _, f := range fs {
+		if f.Tag == tag && f.Tagged.Has(v) && f.Versions.Has(v) {
+			return f
+		}
+	}
+	return nil
+}
+
+func uuidString(b []byte) string {
+	const h = "0123456789abcdef"
+	out := make([]byte, 0, 36)
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out = append(out, '-')
+		}
+		out = append(out, h[c>>4], h[c&15])
+	}
+	return string(out)
+}
+
+// frame decodes the size prefix and returns the frame node; it sets the
+// region end to the frame's end.
+func (d *decoder) frame() *Node {
+	d.cat = CatFrame
+	fn, mark := d.open("Frame", "", KindGroup)
+	fn.Doc = docFrame
+	sn := d.fixed(kInt32, "size", "int32")
+	sn.Doc = docSize
+	d.close(fn, mark)
+	if d.failed {
+		return fn
+	}
+	have := int64(len(d.b) - 4)
+	switch size := sn.Int; {
+	case size < 0:
+		d.fail(sn, 0, "size "+strconv.FormatInt(size, 10)+" is negative")
+	case size > have:
+		d.problem(sn, 0, "frame is truncated: size says "+strconv.FormatInt(size, 10)+" bytes follow, "+strconv.FormatInt(have, 10)+" present")
+	default:
+		d.end = 4 + int(size)
+	}
+	return fn
+}
+
+// header decodes a request or response header of version hv with fields fs.
+func (d *decoder) header(name, doc string, hv int16, fs []*Field, flexFrom int16) {
+	d.cat = CatHeader
+	hn, mark := d.open(name, "v"+strconv.Itoa(int(hv)), KindGroup)
+	hn.Doc = doc
+	v, flex := d.v, d.flex
+	d.v, d.flex = hv, hv >= flexFrom
+	d.fields(fs, docTaggedHead)
+	d.v, d.flex = v, flex
+	d.close(hn, mark)
+}
+
+// body decodes the message body with def, or shows it as opaque bytes
+// when there is no definition for this API and version.
+func (d *decoder) body(def *Def, apiName string, cat Category) {
+	d.cat = cat
+	if def == nil || !def.Valid.Has(d.v) {
+		n := d.node("body", "bytes", KindBytes)
+		n.Size = max(d.left(), 0)
+		n.note = "not dissected"
+		n.Doc = "message body: kdissect has no definition for " + apiName + " v" + strconv.Itoa(int(d.v))
+		d.off += n.Size
+		return
+	}
+	bn, mark := d.open(def.Name, "struct", KindStruct)
+	bn.noval = true
+	bn.Doc = "message body, version " + strconv.Itoa(int(d.v))
+	d.fields(def.Fields, docTaggedCount)
+	d.close(bn, mark)
+}
+
+// trailing flags bytes before to that nothing accounted for.
+func (d *decoder) trailing(to int, what string) {
+	if d.failed || d.off >= to {
+		return
+	}
+	n := d.node("trailing", "bytes", KindBytes)
+	n.Bytes = d.b[d.off:to:to]
+	n.Size = len(n.Bytes)
+	n.Doc = what
+	d.problem(n, d.off, strconv.Itoa(n.Size)+" "+what)
+	d.off = to
+}
+
+func (d *decoder) request(r *Registry) *Message {
+	m := &Message{Direction: Request}
+	root, mark := d.open("", "", KindGroup)
+	d.frame()
+	if h, ok := PeekRequest(d.b); ok && !d.failed {
+		m.APIKey, m.APIVersion, m.CorrelationID = h.APIKey, h.APIVersion, h.CorrelationID
+		m.APIName = APIName(h.APIKey)
+		d.v = h.APIVersion
+		d.flex = r.isFlexible(h.APIKey, h.APIVersion)
+		hv := requestHeaderVersion(h.APIKey, h.APIVersion, d.flex)
+		d.header("RequestHeader", "common request header", hv, requestHeaderFields, 2)
+		if !d.failed {
+			d.checkAPI(root, h.APIKey, h.APIVersion, r.req[h.APIKey])
+			d.v, d.flex = h.APIVersion, r.isFlexible(h.APIKey, h.APIVersion)
+			d.body(r.req[h.APIKey], m.APIName, CatRequestBody)
+		}
+	} else if !d.failed {
+		d.cat = CatHeader
+		n := d.node("RequestHeader", "", KindGroup)
+		d.fail(n, d.off, "truncated: a request header needs 8 bytes, "+strconv.Itoa(max(d.left(), 0))+" left")
+	}
+	return d.finish(m, root, mark, r.req[m.APIKey], "Request")
+}
+
+func (d *decoder) response(r *Registry, key, ver int16) *Message {
+	m := &Message{Direction: Response, APIKey: key, APIVersion: ver, APIName: APIName(key)}
+	root, mark := d.open("", "", KindGroup)
+	d.frame()
+	if !d.failed {
+		d.v, d.flex = ver, r.isFlexible(key, ver)
+		hv := responseHeaderVersion(key, d.flex)
+		d.header("ResponseHeader", "common response header", hv, responseHeaderFields, 1)
+		if c, ok := PeekCorrelationID(d.b); ok {
+			m.CorrelationID = c
+		}
+		if !d.failed {
+			d.checkAPI(root, key, ver, r.resp[key])
+			d.v, d.flex = ver, r.isFlexible(key, ver)
+			d.body(r.resp[key], m.APIName, CatResponseBody)
+		}
+	}
+	return d.finish(m, root, mark, r.resp[key], "Response")
+}
+
+// checkAPI records problems with the API key and version themselves.
+func (d *decoder) checkAPI(root *Node, key, ver int16, def *Def) {
+	switch {
+	case key < 0 || key > MaxAPIKey:
+		d.problem(root, 4, "unknown API key "+strconv.Itoa(int(key)))
+	case def != nil && !def.Valid.Has(ver):
+		d.problem(root, 6, def.Name+" v"+strconv.Itoa(int(ver))+" is not a known version (known: "+def.Valid.String()+")")
+	case def == nil && (ver < 0 || ver > MaxVersion(key)):
+		d.problem(root, 6, APIName(key)+" v"+strconv.Itoa(int(ver))+" is newer than kdissect knows (up to v"+strconv.Itoa(int(MaxVersion(key)))+")")
+	}
+}
+
+func (d *decoder) finish(m *Message, root *Node, mark int, def *Def, dir string) *Message {
+	d.trailing(d.end, "bytes after the end of the message body")
+	d.trailing(len(d.b), "bytes after the end of the frame its size gives")
+	d.close(root, mark)
+	root.Size = len(d.b)
+	if def != nil {
+		root.Name = def.Name
+	} else {
+		root.Name = m.APIName + dir
+	}
+	root.Type = "message v" + strconv.Itoa(int(m.APIVersion))
+	m.Tree = root
+	m.Problems = d.probs
+	m.Summary = summarize(m)
+	return m
+}

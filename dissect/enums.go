@@ -1,0 +1,220 @@
+package dissect
+
+import "strconv"
+
+// Enum names the values of an enum-like integer field. Values outside the
+// table print as "unknown <Name>" so that a bogus 42 is never mistaken for
+// a legitimate UNKNOWN (0).
+type Enum struct {
+	Title string   // the enum's own name: ResourceType, ErrorCode, ...
+	First int64    // value of names[0]
+	names []string // "" marks a hole
+}
+
+// Lookup returns the symbol for v and whether the table knows it.
+func (e *Enum) Lookup(v int64) (string, bool) {
+	i := v - e.First
+	if i < 0 || i >= int64(len(e.names)) || e.names[i] == "" {
+		return "", false
+	}
+	return e.names[i], true
+}
+
+// Name returns the symbol for v, or "unknown <Enum>" when v is not in the table.
+func (e *Enum) Name(v int64) string {
+	if s, ok := e.Lookup(v); ok {
+		return s
+	}
+	return "unknown " + e.Title
+}
+
+// Values from org.apache.kafka.common.resource.ResourceType and friends;
+// USER (7) arrived with CreateAcls/DeleteAcls v3.
+var (
+	ResourceType = &Enum{Title: "ResourceType", names: []string{
+		"UNKNOWN", "ANY", "TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER"}}
+	PatternType = &Enum{Title: "PatternType", names: []string{
+		"UNKNOWN", "ANY", "MATCH", "LITERAL", "PREFIXED"}}
+	AclOperation = &Enum{Title: "AclOperation", names: []string{
+		"UNKNOWN", "ANY", "ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE",
+		"CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE",
+		"CREATE_TOKENS", "DESCRIBE_TOKENS", "TWO_PHASE_COMMIT"}}
+	AclPermissionType = &Enum{Title: "AclPermissionType", names: []string{
+		"UNKNOWN", "ANY", "DENY", "ALLOW"}}
+)
+
+// ErrorCode is Kafka's table of error codes, -1 through the newest.
+var ErrorCode = &Enum{Title: "ErrorCode", First: -1, names: []string{
+	"UNKNOWN_SERVER_ERROR",
+	"NONE",
+	"OFFSET_OUT_OF_RANGE",
+	"CORRUPT_MESSAGE",
+	"UNKNOWN_TOPIC_OR_PARTITION",
+	"INVALID_FETCH_SIZE",
+	"LEADER_NOT_AVAILABLE",
+	"NOT_LEADER_OR_FOLLOWER",
+	"REQUEST_TIMED_OUT",
+	"BROKER_NOT_AVAILABLE",
+	"REPLICA_NOT_AVAILABLE",
+	"MESSAGE_TOO_LARGE",
+	"STALE_CONTROLLER_EPOCH",
+	"OFFSET_METADATA_TOO_LARGE",
+	"NETWORK_EXCEPTION",
+	"COORDINATOR_LOAD_IN_PROGRESS",
+	"COORDINATOR_NOT_AVAILABLE",
+	"NOT_COORDINATOR",
+	"INVALID_TOPIC_EXCEPTION",
+	"RECORD_LIST_TOO_LARGE",
+	"NOT_ENOUGH_REPLICAS",
+	"NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+	"INVALID_REQUIRED_ACKS",
+	"ILLEGAL_GENERATION",
+	"INCONSISTENT_GROUP_PROTOCOL",
+	"INVALID_GROUP_ID",
+	"UNKNOWN_MEMBER_ID",
+	"INVALID_SESSION_TIMEOUT",
+	"REBALANCE_IN_PROGRESS",
+	"INVALID_COMMIT_OFFSET_SIZE",
+	"TOPIC_AUTHORIZATION_FAILED",
+	"GROUP_AUTHORIZATION_FAILED",
+	"CLUSTER_AUTHORIZATION_FAILED",
+	"INVALID_TIMESTAMP",
+	"UNSUPPORTED_SASL_MECHANISM",
+	"ILLEGAL_SASL_STATE",
+	"UNSUPPORTED_VERSION",
+	"TOPIC_ALREADY_EXISTS",
+	"INVALID_PARTITIONS",
+	"INVALID_REPLICATION_FACTOR",
+	"INVALID_REPLICA_ASSIGNMENT",
+	"INVALID_CONFIG",
+	"NOT_CONTROLLER",
+	"INVALID_REQUEST",
+	"UNSUPPORTED_FOR_MESSAGE_FORMAT",
+	"POLICY_VIOLATION",
+	"OUT_OF_ORDER_SEQUENCE_NUMBER",
+	"DUPLICATE_SEQUENCE_NUMBER",
+	"INVALID_PRODUCER_EPOCH",
+	"INVALID_TXN_STATE",
+	"INVALID_PRODUCER_ID_MAPPING",
+	"INVALID_TRANSACTION_TIMEOUT",
+	"CONCURRENT_TRANSACTIONS",
+	"TRANSACTION_COORDINATOR_FENCED",
+	"TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+	"SECURITY_DISABLED",
+	"OPERATION_NOT_ATTEMPTED",
+	"KAFKA_STORAGE_ERROR",
+	"LOG_DIR_NOT_FOUND",
+	"SASL_AUTHENTICATION_FAILED",
+	"UNKNOWN_PRODUCER_ID",
+	"REASSIGNMENT_IN_PROGRESS",
+	"DELEGATION_TOKEN_AUTH_DISABLED",
+	"DELEGATION_TOKEN_NOT_FOUND",
+	"DELEGATION_TOKEN_OWNER_MISMATCH",
+	"DELEGATION_TOKEN_REQUEST_NOT_ALLOWED",
+	"DELEGATION_TOKEN_AUTHORIZATION_FAILED",
+	"DELEGATION_TOKEN_EXPIRED",
+	"INVALID_PRINCIPAL_TYPE",
+	"NON_EMPTY_GROUP",
+	"GROUP_ID_NOT_FOUND",
+	"FETCH_SESSION_ID_NOT_FOUND",
+	"INVALID_FETCH_SESSION_EPOCH",
+	"LISTENER_NOT_FOUND",
+	"TOPIC_DELETION_DISABLED",
+	"FENCED_LEADER_EPOCH",
+	"UNKNOWN_LEADER_EPOCH",
+	"UNSUPPORTED_COMPRESSION_TYPE",
+	"STALE_BROKER_EPOCH",
+	"OFFSET_NOT_AVAILABLE",
+	"MEMBER_ID_REQUIRED",
+	"PREFERRED_LEADER_NOT_AVAILABLE",
+	"GROUP_MAX_SIZE_REACHED",
+	"FENCED_INSTANCE_ID",
+	"ELIGIBLE_LEADERS_NOT_AVAILABLE",
+	"ELECTION_NOT_NEEDED",
+	"NO_REASSIGNMENT_IN_PROGRESS",
+	"GROUP_SUBSCRIBED_TO_TOPIC",
+	"INVALID_RECORD",
+	"UNSTABLE_OFFSET_COMMIT",
+	"THROTTLING_QUOTA_EXCEEDED",
+	"PRODUCER_FENCED",
+	"RESOURCE_NOT_FOUND",
+	"DUPLICATE_RESOURCE",
+	"UNACCEPTABLE_CREDENTIAL",
+	"INCONSISTENT_VOTER_SET",
+	"INVALID_UPDATE_VERSION",
+	"FEATURE_UPDATE_FAILED",
+	"PRINCIPAL_DESERIALIZATION_FAILURE",
+	"SNAPSHOT_NOT_FOUND",
+	"POSITION_OUT_OF_RANGE",
+	"UNKNOWN_TOPIC_ID",
+	"DUPLICATE_BROKER_REGISTRATION",
+	"BROKER_ID_NOT_REGISTERED",
+	"INCONSISTENT_TOPIC_ID",
+	"INCONSISTENT_CLUSTER_ID",
+	"TRANSACTIONAL_ID_NOT_FOUND",
+	"FETCH_SESSION_TOPIC_ID_ERROR",
+	"INELIGIBLE_REPLICA",
+	"NEW_LEADER_ELECTED",
+	"OFFSET_MOVED_TO_TIERED_STORAGE",
+	"FENCED_MEMBER_EPOCH",
+	"UNRELEASED_INSTANCE_ID",
+	"UNSUPPORTED_ASSIGNOR",
+	"STALE_MEMBER_EPOCH",
+	"MISMATCHED_ENDPOINT_TYPE",
+	"UNSUPPORTED_ENDPOINT_TYPE",
+	"UNKNOWN_CONTROLLER_ID",
+	"UNKNOWN_SUBSCRIPTION_ID",
+	"TELEMETRY_TOO_LARGE",
+	"INVALID_REGISTRATION",
+	"TRANSACTION_ABORTABLE",
+	"INVALID_RECORD_STATE",
+	"SHARE_SESSION_NOT_FOUND",
+	"INVALID_SHARE_SESSION_EPOCH",
+	"FENCED_STATE_EPOCH",
+	"INVALID_VOTER_KEY",
+	"DUPLICATE_VOTER",
+	"VOTER_NOT_FOUND",
+	"INVALID_REGULAR_EXPRESSION",
+	"REBOOTSTRAP_REQUIRED",
+	"STREAMS_INVALID_TOPOLOGY",
+	"STREAMS_INVALID_TOPOLOGY_EPOCH",
+	"STREAMS_TOPOLOGY_FENCED",
+	"SHARE_SESSION_LIMIT_REACHED",
+	"GROUP_DELETION_FAILED",
+	"STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED",
+	"CONTROLLER_ID_NOT_REGISTERED",
+}}
+
+// enumForField picks the enum for a field by its Kafka name, so that
+// definitions loaded with --schema-dir get symbols without extra markup.
+func enumForField(name, typ string) *Enum {
+	switch typ {
+	case "int8", "int16", "int32":
+	default:
+		return nil
+	}
+	switch name {
+	case "ErrorCode", "TopLevelErrorCode":
+		return ErrorCode
+	case "ResourceType", "ResourceTypeFilter":
+		return ResourceType
+	case "ResourcePatternType", "PatternType", "PatternTypeFilter":
+		return PatternType
+	case "Operation":
+		return AclOperation
+	case "PermissionType":
+		return AclPermissionType
+	}
+	return nil
+}
+
+// apiEnum names request_api_key values.
+var apiEnum = func() *Enum {
+	e := &Enum{Title: "ApiKey", names: make([]string, len(apis))}
+	for i, a := range apis {
+		e.names[i] = a.name
+	}
+	return e
+}()
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

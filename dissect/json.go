@@ -1,0 +1,175 @@
+package dissect
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// AppendJSON renders a message as one JSON object (the contract in
+// README.md): api_key, api_name, api_version, direction, correlation_id,
+// summary, problems and tree.
+func AppendJSON(dst []byte, m *Message) []byte {
+	dst = append(dst, '{')
+	dst = AppendJSONFields(dst, m)
+	return append(dst, '}')
+}
+
+// AppendJSONFields writes the message's members without the enclosing
+// braces, so that a caller can add members of its own to the object.
+func AppendJSONFields(dst []byte, m *Message) []byte {
+	dst = append(dst, `"api_key":`...)
+	dst = strconv.AppendInt(dst, int64(m.APIKey), 10)
+	dst = append(dst, `,"api_name":`...)
+	dst = AppendJSONString(dst, m.APIName)
+	dst = append(dst, `,"api_version":`...)
+	dst = strconv.AppendInt(dst, int64(m.APIVersion), 10)
+	dst = append(dst, `,"direction":"`...)
+	dst = append(dst, m.Direction.String()...)
+	dst = append(dst, `","correlation_id":`...)
+	dst = strconv.AppendInt(dst, int64(m.CorrelationID), 10)
+	dst = append(dst, `,"summary":`...)
+	dst = AppendJSONString(dst, m.Summary)
+	dst = append(dst, `,"problems":`...)
+	dst = appendProblems(dst, m.Problems)
+	dst = append(dst, `,"tree":`...)
+	return appendNodeJSON(dst, m.Tree)
+}
+
+func appendProblems(dst []byte, ps []Problem) []byte {
+	dst = append(dst, '[')
+	for i, p := range ps {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"offset":`...)
+		dst = strconv.AppendInt(dst, int64(p.Offset), 10)
+		dst = append(dst, `,"message":`...)
+		dst = AppendJSONString(dst, p.Message)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+func appendNodeJSON(dst []byte, n *Node) []byte {
+	if n == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, `{"name":`...)
+	dst = AppendJSONString(dst, n.Name)
+	dst = append(dst, `,"type":`...)
+	dst = AppendJSONString(dst, n.Type)
+	dst = append(dst, `,"value":`...)
+	dst = appendValueJSON(dst, n)
+	dst = append(dst, `,"display":`...)
+	if n.HasValue() {
+		dst = AppendJSONString(dst, n.Display())
+	} else {
+		dst = append(dst, `""`...)
+	}
+	dst = append(dst, `,"offset":`...)
+	dst = strconv.AppendInt(dst, int64(n.Offset), 10)
+	dst = append(dst, `,"size":`...)
+	dst = strconv.AppendInt(dst, int64(n.Size), 10)
+	dst = append(dst, `,"doc":`...)
+	dst = AppendJSONString(dst, n.Doc)
+	dst = append(dst, `,"category":"`...)
+	dst = append(dst, n.Category.String()...)
+	dst = append(dst, `","children":[`...)
+	for i, c := range n.Children {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendNodeJSON(dst, c)
+	}
+	dst = append(dst, ']')
+	if len(n.Problems) > 0 {
+		dst = append(dst, `,"problems":`...)
+		dst = appendProblems(dst, n.Problems)
+	}
+	return append(dst, '}')
+}
+
+// appendValueJSON mirrors Node.Value without boxing.
+func appendValueJSON(dst []byte, n *Node) []byte {
+	switch n.Kind {
+	case KindInt:
+		return strconv.AppendInt(dst, n.Int, 10)
+	case KindBool:
+		return strconv.AppendBool(dst, n.Int != 0)
+	case KindFloat:
+		if math.IsInf(n.Float, 0) || math.IsNaN(n.Float) {
+			return AppendJSONString(dst, strconv.FormatFloat(n.Float, 'g', -1, 64)) // JSON has no NaN or Inf
+		}
+		return strconv.AppendFloat(dst, n.Float, 'g', -1, 64)
+	case KindString, KindUUID:
+		if !n.Null {
+			return AppendJSONString(dst, n.Str)
+		}
+	case KindBytes:
+		if !n.Null && n.Bytes != nil {
+			dst = append(dst, '"')
+			for _, c := range n.Bytes {
+				dst = append(dst, hexDigits[c>>4], hexDigits[c&15])
+			}
+			return append(dst, '"')
+		}
+	case KindArray:
+		if !n.Null {
+			return strconv.AppendInt(dst, n.Int, 10)
+		}
+	}
+	return append(dst, "null"...)
+}
+
+// AppendJSONString writes s as a JSON string. Invalid UTF-8 becomes
+// U+FFFD so the output is always valid JSON; control characters and the
+// JavaScript line separators are escaped.
+func AppendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
+			i++
+			continue
+		}
+		if c < 0x80 {
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\u202`...)
+			dst = append(dst, hexDigits[r&15])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

@@ -1,0 +1,218 @@
+package dissect
+
+import (
+	"embed"
+	"encoding/binary"
+	"fmt"
+	"io/fs"
+	"sort"
+	"sync"
+)
+
+// Direction says whether a frame travels client to broker or back.
+type Direction uint8
+
+const (
+	Request Direction = iota
+	Response
+)
+
+func (d Direction) String() string {
+	if d == Response {
+		return "response"
+	}
+	return "request"
+}
+
+// Message is one decoded Kafka frame.
+type Message struct {
+	APIKey        int16
+	APIName       string
+	APIVersion    int16
+	Direction     Direction
+	CorrelationID int32
+	Summary       string
+	Problems      []Problem
+	Tree          *Node
+	Raw           []byte // the frame, size prefix included; Tree offsets index into it
+}
+
+// Registry holds the message definitions the interpreter can walk.
+type Registry struct {
+	req, resp map[int16]*Def
+}
+
+//go:embed defs/*.json
+var builtinDefs embed.FS
+
+var builtin = sync.OnceValue(func() *Registry {
+	r := &Registry{req: map[int16]*Def{}, resp: map[int16]*Def{}}
+	files, _ := fs.Glob(builtinDefs, "defs/*.json")
+	for _, name := range files {
+		src, _ := builtinDefs.ReadFile(name)
+		if _, err := r.AddJSON(src); err != nil {
+			panic(fmt.Sprintf("built-in definition %s: %v", name, err)) // a build defect, caught by every test
+		}
+	}
+	return r
+})
+
+// Builtin is the shared registry of the definitions compiled into
+// kdissect: CreateAcls and DeleteAcls, requests and responses, v0-3. Do not
+// add to it; use NewRegistry for that.
+func Builtin() *Registry { return builtin() }
+
+// NewRegistry returns a registry holding the built-in definitions, ready
+// for more.
+func NewRegistry() *Registry {
+	b := builtin()
+	r := &Registry{req: map[int16]*Def{}, resp: map[int16]*Def{}}
+	for k, d := range b.req {
+		r.req[k] = d
+	}
+	for k, d := range b.resp {
+		r.resp[k] = d
+	}
+	return r
+}
+
+// AddJSON parses a definition in Kafka's JSON message format and adds it,
+// replacing any definition of the same API and direction.
+func (r *Registry) AddJSON(src []byte) (*Def, error) {
+	d, err := ParseDef(src)
+	if err != nil {
+		return nil, err
+	}
+	r.Add(d)
+	return d, nil
+}
+
+// Add adds a definition, replacing any of the same API and direction.
+func (r *Registry) Add(d *Def) {
+	if d.Request {
+		r.req[d.APIKey] = d
+	} else {
+		r.resp[d.APIKey] = d
+	}
+}
+
+// Defs lists the registry's definitions ordered by API key, request first.
+func (r *Registry) Defs() []*Def {
+	var out []*Def
+	for _, d := range r.req {
+		out = append(out, d)
+	}
+	for _, d := range r.resp {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].APIKey != out[j].APIKey {
+			return out[i].APIKey < out[j].APIKey
+		}
+		return out[i].Request && !out[j].Request
+	})
+	return out
+}
+
+// isFlexible reports whether version v of key is flexible, trusting a
+// loaded definition over the built-in table.
+func (r *Registry) isFlexible(key, v int16) bool {
+	if d := r.req[key]; d != nil {
+		return d.Flexible.Has(v)
+	}
+	if d := r.resp[key]; d != nil {
+		return d.Flexible.Has(v)
+	}
+	return isFlexibleBuiltin(key, v)
+}
+
+// RequestHead is what a request frame's first bytes say.
+type RequestHead struct {
+	Size          int32
+	APIKey        int16
+	APIVersion    int16
+	CorrelationID int32
+}
+
+// PeekRequest reads the size prefix and fixed header fields of a request
+// frame without building a tree.
+func PeekRequest(frame []byte) (RequestHead, bool) {
+	if len(frame) < 12 {
+		return RequestHead{}, false
+	}
+	return RequestHead{
+		Size:          int32(binary.BigEndian.Uint32(frame)),
+		APIKey:        int16(binary.BigEndian.Uint16(frame[4:])),
+		APIVersion:    int16(binary.BigEndian.Uint16(frame[6:])),
+		CorrelationID: int32(binary.BigEndian.Uint32(frame[8:])),
+	}, true
+}
+
+// PeekCorrelationID reads the correlation id of a response frame.
+func PeekCorrelationID(frame []byte) (int32, bool) {
+	if len(frame) < 8 {
+		return 0, false
+	}
+	return int32(binary.BigEndian.Uint32(frame[4:])), true
+}
+
+// Client ids longer than this are implausible in a request header.
+const maxPlausibleClientID = 1024
+
+// PlausibleRequest says whether frame (starting at its size prefix; the
+// first 14+ bytes suffice) looks like the start of a Kafka request. It is
+// the test a capture uses to find frame boundaries after lost bytes:
+//   - the size is at least 10 (header v1 without client id bytes) and at
+//     most maxSize;
+//   - the API key is one Kafka defines;
+//   - the version is at most 3 above the newest kdissect knows, so that
+//     clients newer than kdissect still sync;
+//   - client_id's int16 length is -1 (null) or fits inside the frame, and
+//     the bytes of it that are present are printable ASCII.
+func PlausibleRequest(frame []byte, maxSize int) bool {
+	h, ok := PeekRequest(frame)
+	if !ok || h.Size < 10 || int64(h.Size) > int64(maxSize) {
+		return false
+	}
+	if h.APIKey < 0 || h.APIKey > MaxAPIKey || h.APIVersion < 0 || h.APIVersion > MaxVersion(h.APIKey)+3 {
+		return false
+	}
+	if requestHeaderVersion(h.APIKey, h.APIVersion, false) == 0 {
+		return true
+	}
+	if len(frame) < 14 {
+		return true // the client id is not here yet; everything seen fits
+	}
+	n := int(int16(binary.BigEndian.Uint16(frame[12:])))
+	if n == -1 {
+		return true
+	}
+	if n < 0 || n > maxPlausibleClientID || n > int(h.Size)-10 {
+		return false
+	}
+	id := frame[14:min(len(frame), 14+n)]
+	for _, c := range id {
+		if c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// DecodeRequest decodes a request frame (size prefix included).
+func (r *Registry) DecodeRequest(frame []byte) *Message {
+	d := newDecoder(frame)
+	m := d.request(r)
+	m.Raw = frame
+	return m
+}
+
+// DecodeResponse decodes a response frame (size prefix included) as the
+// response to a request of apiKey at apiVersion; responses do not carry
+// their API key.
+func (r *Registry) DecodeResponse(frame []byte, apiKey, apiVersion int16) *Message {
+	d := newDecoder(frame)
+	m := d.response(r, apiKey, apiVersion)
+	m.Raw = frame
+	return m
+}

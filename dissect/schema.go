@@ -1,0 +1,318 @@
+package dissect
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Versions is an inclusive range of API versions, parsed from Kafka's
+// notation: "0+", "1-3", "2", "none".
+type Versions struct{ Lo, Hi int16 }
+
+var noVersions = Versions{Lo: 1, Hi: 0}
+
+// ParseVersions reads Kafka's version range notation. The empty string is
+// "none", as Kafka treats an absent nullableVersions or taggedVersions.
+func ParseVersions(s string) (Versions, error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "" || s == "none":
+		return noVersions, nil
+	case strings.HasSuffix(s, "+"):
+		lo, err := parseVersion(s[:len(s)-1])
+		return Versions{lo, math.MaxInt16}, err
+	}
+	if lo, hi, ok := strings.Cut(s, "-"); ok {
+		l, err1 := parseVersion(lo)
+		h, err2 := parseVersion(hi)
+		if err := errors.Join(err1, err2); err != nil {
+			return noVersions, err
+		}
+		if h < l {
+			return noVersions, fmt.Errorf("version range %q is empty", s)
+		}
+		return Versions{l, h}, nil
+	}
+	v, err := parseVersion(s)
+	return Versions{v, v}, err
+}
+
+func parseVersion(s string) (int16, error) {
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 16)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("bad version %q", s)
+	}
+	return int16(v), nil
+}
+
+// Has reports whether v is in the range.
+func (r Versions) Has(v int16) bool { return r.Lo <= v && v <= r.Hi }
+
+func (r Versions) String() string {
+	switch {
+	case r.Lo > r.Hi:
+		return "none"
+	case r.Hi == math.MaxInt16:
+		return strconv.Itoa(int(r.Lo)) + "+"
+	case r.Lo == r.Hi:
+		return strconv.Itoa(int(r.Lo))
+	}
+	return strconv.Itoa(int(r.Lo)) + "-" + strconv.Itoa(int(r.Hi))
+}
+
+// kind is the wire type of a field.
+type kind uint8
+
+const (
+	kBool kind = iota
+	kInt8
+	kInt16
+	kUint16
+	kInt32
+	kUint32
+	kInt64
+	kFloat64
+	kUUID
+	kString
+	kBytes
+	kRecords
+	kStruct
+	kArray
+)
+
+var primitives = map[string]kind{
+	"bool": kBool, "int8": kInt8, "int16": kInt16, "uint16": kUint16,
+	"int32": kInt32, "uint32": kUint32, "int64": kInt64, "float64": kFloat64,
+	"uuid": kUUID, "string": kString, "bytes": kBytes, "records": kRecords,
+}
+
+// fixedSize is the wire size of fixed-width kinds, 0 for the others.
+var fixedSize = [...]int{kBool: 1, kInt8: 1, kInt16: 2, kUint16: 2, kInt32: 4, kUint32: 4,
+	kInt64: 8, kFloat64: 8, kUUID: 16}
+
+// Field is one field of a message definition, in the shape of Kafka's
+// message JSON.
+type Field struct {
+	Name     string
+	Type     string // as written: int8, string, []AclCreation, AclCreation
+	About    string
+	Default  string
+	Versions Versions
+	Nullable Versions
+	Tagged   Versions
+	Tag      int // -1 when not a tagged field
+
+	// flexible overrides the message's flexible versions for this field
+	// alone; the request header's client_id is never compact.
+	flexible *Versions
+	// label overrides the type shown in the tree.
+	label string
+
+	kind   kind
+	elem   kind     // element kind of an array
+	sname  string   // struct (or array element struct) name
+	Fields []*Field // struct fields
+	enum   *Enum
+}
+
+// Def is one message definition: a request or response of one API, or a
+// header.
+type Def struct {
+	APIKey   int16
+	Request  bool
+	Name     string // CreateAclsRequest
+	Valid    Versions
+	Flexible Versions
+	Fields   []*Field
+}
+
+// jsonField and jsonDef mirror Kafka's message JSON.
+type jsonField struct {
+	Name             string          `json:"name"`
+	Type             string          `json:"type"`
+	Versions         string          `json:"versions"`
+	NullableVersions string          `json:"nullableVersions"`
+	TaggedVersions   string          `json:"taggedVersions"`
+	FlexibleVersions *string         `json:"flexibleVersions"`
+	Tag              *int            `json:"tag"`
+	About            string          `json:"about"`
+	Default          json.RawMessage `json:"default"`
+	Fields           []jsonField     `json:"fields"`
+}
+
+type jsonDef struct {
+	APIKey           *int        `json:"apiKey"`
+	Type             string      `json:"type"`
+	Name             string      `json:"name"`
+	ValidVersions    string      `json:"validVersions"`
+	FlexibleVersions string      `json:"flexibleVersions"`
+	Fields           []jsonField `json:"fields"`
+	CommonStructs    []struct {
+		Name     string      `json:"name"`
+		Versions string      `json:"versions"`
+		Fields   []jsonField `json:"fields"`
+	} `json:"commonStructs"`
+}
+
+// ParseDef reads one message definition in Kafka's JSON format, which
+// allows // comments.
+func ParseDef(src []byte) (*Def, error) {
+	var jd jsonDef
+	dec := json.NewDecoder(bytes.NewReader(stripComments(src)))
+	if err := dec.Decode(&jd); err != nil {
+		return nil, fmt.Errorf("not a Kafka message definition: %v", err)
+	}
+	if jd.APIKey == nil {
+		return nil, errors.New("definition has no apiKey")
+	}
+	if *jd.APIKey < 0 || *jd.APIKey > math.MaxInt16 {
+		return nil, fmt.Errorf("apiKey %d out of range", *jd.APIKey)
+	}
+	if jd.Name == "" {
+		return nil, errors.New("definition has no name")
+	}
+	d := &Def{APIKey: int16(*jd.APIKey), Name: jd.Name}
+	switch jd.Type {
+	case "request":
+		d.Request = true
+	case "response":
+	default:
+		return nil, fmt.Errorf("%s: type %q is not request or response", jd.Name, jd.Type)
+	}
+	var err error
+	if d.Valid, err = ParseVersions(jd.ValidVersions); err != nil {
+		return nil, fmt.Errorf("%s: validVersions: %v", jd.Name, err)
+	}
+	if d.Flexible, err = ParseVersions(jd.FlexibleVersions); err != nil {
+		return nil, fmt.Errorf("%s: flexibleVersions: %v", jd.Name, err)
+	}
+	common := map[string][]jsonField{}
+	for _, cs := range jd.CommonStructs {
+		common[cs.Name] = cs.Fields
+	}
+	b := builder{common: common, seen: map[string]bool{}}
+	d.Fields, err = b.fields(jd.Name, jd.Fields)
+	return d, err
+}
+
+type builder struct {
+	common map[string][]jsonField
+	seen   map[string]bool // common structs being expanded, to refuse cycles
+}
+
+func (b *builder) fields(owner string, in []jsonField) ([]*Field, error) {
+	out := make([]*Field, 0, len(in))
+	for _, jf := range in {
+		f, err := b.field(jf)
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %v", owner, jf.Name, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func (b *builder) field(jf jsonField) (*Field, error) {
+	if jf.Name == "" || jf.Type == "" {
+		return nil, errors.New("field needs a name and a type")
+	}
+	f := &Field{Name: jf.Name, Type: jf.Type, About: jf.About, Tag: -1}
+	var err error
+	if f.Versions, err = ParseVersions(jf.Versions); err != nil {
+		return nil, err
+	}
+	if f.Nullable, err = ParseVersions(jf.NullableVersions); err != nil {
+		return nil, err
+	}
+	if f.Tagged, err = ParseVersions(jf.TaggedVersions); err != nil {
+		return nil, err
+	}
+	if jf.Tag != nil {
+		if *jf.Tag < 0 || *jf.Tag > math.MaxInt32 {
+			return nil, fmt.Errorf("tag %d out of range", *jf.Tag)
+		}
+		f.Tag = *jf.Tag
+		if jf.TaggedVersions == "" {
+			f.Tagged = f.Versions
+		}
+	}
+	if jf.FlexibleVersions != nil {
+		v, err := ParseVersions(*jf.FlexibleVersions)
+		if err != nil {
+			return nil, err
+		}
+		f.flexible = &v
+	}
+	if len(jf.Default) > 0 {
+		var s string
+		if json.Unmarshal(jf.Default, &s) != nil {
+			s = string(jf.Default)
+		}
+		f.Default = s
+	}
+	typ := jf.Type
+	if strings.HasPrefix(typ, "[]") {
+		f.kind = kArray
+		typ = typ[2:]
+		if k, ok := primitives[typ]; ok {
+			f.elem = k
+			return f, nil
+		}
+		f.elem = kStruct
+	} else if k, ok := primitives[typ]; ok {
+		f.kind = k
+		f.enum = enumForField(f.Name, typ)
+		return f, nil
+	} else {
+		f.kind = kStruct
+	}
+	f.sname = typ
+	sub := jf.Fields
+	if len(sub) == 0 {
+		cs, ok := b.common[typ]
+		if !ok {
+			return nil, fmt.Errorf("unknown type %q", jf.Type)
+		}
+		if b.seen[typ] {
+			return nil, fmt.Errorf("struct %q contains itself", typ)
+		}
+		b.seen[typ] = true
+		defer delete(b.seen, typ)
+		sub = cs
+	}
+	f.Fields, err = b.fields(typ, sub)
+	return f, err
+}
+
+// stripComments blanks // comments outside strings, keeping offsets so
+// that JSON errors still point at the right place.
+func stripComments(src []byte) []byte {
+	out := bytes.Clone(src)
+	inStr, esc := false, false
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '/' && i+1 < len(out) && out[i+1] == '/':
+			for ; i < len(out) && out[i] != '\n'; i++ {
+				out[i] = ' '
+			}
+		}
+	}
+	return out
+}

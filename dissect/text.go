@@ -1,0 +1,181 @@
+package dissect
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// AppendText renders the tree in the reference format: one node a line,
+// `NAME TYPE = VALUE [0xOFFSET, SIZEB] DOC`, children drawn with "+-- ".
+// A node's problems follow it as "!! " lines at its children's depth.
+func AppendText(dst []byte, n *Node) []byte {
+	dst = AppendLabel(dst, n)
+	dst = append(dst, '\n')
+	return appendChildren(dst, n, nil)
+}
+
+func appendChildren(dst []byte, n *Node, prefix []byte) []byte {
+	for _, p := range n.Problems {
+		dst = append(dst, prefix...)
+		if len(n.Children) > 0 {
+			dst = append(dst, "|   "...)
+		} else {
+			dst = append(dst, "    "...)
+		}
+		dst = appendProblem(dst, p)
+		dst = append(dst, '\n')
+	}
+	for i, c := range n.Children {
+		last := i == len(n.Children)-1
+		dst = append(dst, prefix...)
+		dst = append(dst, "+-- "...)
+		dst = AppendLabel(dst, c)
+		dst = append(dst, '\n')
+		next := append(prefix[:len(prefix):len(prefix)], "|   "...)
+		if last {
+			next = append(prefix[:len(prefix):len(prefix)], "    "...)
+		}
+		dst = appendChildren(dst, c, next)
+	}
+	return dst
+}
+
+func appendProblem(dst []byte, p Problem) []byte {
+	dst = append(dst, "!! "...)
+	dst = appendHexOffset(dst, p.Offset)
+	dst = append(dst, ": "...)
+	return append(dst, p.Message...)
+}
+
+// AppendLabel renders one node's line without tree drawing.
+func AppendLabel(dst []byte, n *Node) []byte {
+	dst = append(dst, Escape(n.Name)...)
+	if n.Type != "" {
+		dst = append(dst, ' ')
+		dst = append(dst, n.Type...)
+	}
+	if n.HasValue() {
+		dst = append(dst, " = "...)
+		dst = append(dst, n.Display()...)
+	}
+	dst = append(dst, " ["...)
+	dst = appendHexOffset(dst, n.Offset)
+	dst = append(dst, ", "...)
+	dst = strconv.AppendInt(dst, int64(n.Size), 10)
+	dst = append(dst, "B]"...)
+	if n.Doc != "" {
+		dst = append(dst, ' ')
+		dst = append(dst, Escape(n.Doc)...)
+	}
+	return dst
+}
+
+// appendHexOffset writes 0x and at least four hex digits.
+func appendHexOffset(dst []byte, off int) []byte {
+	dst = append(dst, "0x"...)
+	h := strconv.FormatInt(int64(off), 16)
+	for i := len(h); i < 4; i++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, h...)
+}
+
+// AppendHexDump renders raw 16 bytes a row, as the reference's byte layout:
+// offset column, hex, printable ASCII, and the names of the fields whose
+// bytes the row holds.
+func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
+	var leaves []*Node
+	if tree != nil {
+		tree.Walk(func(n *Node, _ int) {
+			if len(n.Children) == 0 && n.Size > 0 {
+				leaves = append(leaves, n)
+			}
+		})
+	}
+	for row := 0; row < len(raw); row += 16 {
+		end := min(row+16, len(raw))
+		h := strconv.FormatInt(int64(row), 16)
+		for i := len(h); i < 4; i++ {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, h...)
+		dst = append(dst, "  "...)
+		for i := row; i < row+16; i++ {
+			if i == row+8 {
+				dst = append(dst, ' ')
+			}
+			if i < end {
+				dst = append(dst, hexDigits[raw[i]>>4], hexDigits[raw[i]&15], ' ')
+			} else {
+				dst = append(dst, "   "...)
+			}
+		}
+		dst = append(dst, ' ')
+		for i := row; i < row+16; i++ {
+			switch {
+			case i >= end:
+				dst = append(dst, ' ')
+			case raw[i] >= 0x20 && raw[i] < 0x7f:
+				dst = append(dst, raw[i])
+			default:
+				dst = append(dst, '.')
+			}
+		}
+		sep := "  "
+		for _, n := range leaves {
+			if n.Offset < end && n.Offset+n.Size > row {
+				dst = append(dst, sep...)
+				dst = append(dst, Escape(n.Name)...)
+				sep = ", "
+			}
+		}
+		dst = append(dst, '\n')
+	}
+	return dst
+}
+
+// Quote renders wire text as a double-quoted string a terminal can show
+// safely: control characters, escape sequences, bidi overrides and invalid
+// UTF-8 come out as Go escapes.
+func Quote(s string) string {
+	if safeASCII(s) && !strings.ContainsAny(s, `"\`) {
+		return `"` + s + `"`
+	}
+	return strconv.Quote(s)
+}
+
+// Escape is Quote without the quotes, for names and summaries.
+func Escape(s string) string {
+	if safeASCII(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\x`)
+			b.WriteByte(hexDigits[s[i]>>4])
+			b.WriteByte(hexDigits[s[i]&15])
+		case r < 0x80 && s[i] >= 0x20 && s[i] < 0x7f:
+			b.WriteByte(s[i])
+		case r >= 0x80 && strconv.IsPrint(r):
+			b.WriteString(s[i : i+size])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func safeASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
