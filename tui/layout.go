@@ -1,0 +1,103 @@
+package tui
+
+// pane identifies one of the three panes; the focused one takes the keys.
+type pane int
+
+const (
+	paneList pane = iota
+	paneTree
+	paneHex
+	numPanes
+)
+
+type rect struct{ x, y, w, h int }
+
+func (r rect) contains(x, y int) bool { return x >= r.x && x < r.x+r.w && y >= r.y && y < r.y+r.h }
+
+// layout is where everything goes on the screen, computed from the window
+// size and the frame size alone; View and the mouse handler share it.
+//
+// Narrow (stacked, as Wireshark's default): title, list, tree, bytes,
+// status (2 lines), key line. Wide: the list on top, tree and bytes side by
+// side below it.
+type layout struct {
+	ok       bool
+	wide     bool
+	contentY int // first line below the title
+	contentH int // lines between the title and the status
+	listHdr  rect
+	treeHdr  rect
+	hexHdr   rect
+	legendY  int // wide only: the legend line above the bytes
+	list     rect
+	tree     rect
+	hex      rect
+	statusY  int
+}
+
+const (
+	minWidth  = 40
+	minHeight = 12
+	wideWidth = 130 // at least this wide: tree and bytes side by side
+)
+
+func (m *Model) layout() layout {
+	W, H := m.width, m.height
+	var l layout
+	if W < minWidth || H < minHeight {
+		return l
+	}
+	l.ok = true
+	l.contentY = 1
+	l.contentH = H - 4 // title, two status lines, key line
+	l.statusY = H - 3
+	hexW := max(m.hex.width(), 72)
+	if W >= wideWidth && W-hexW-1 >= 50 {
+		l.wide = true
+		avail := l.contentH - 2 // list header, bottom header
+		listH := clamp(len(m.list.entries), 3, clamp(avail/3, 3, avail-4))
+		bottomH := avail - listH
+		l.listHdr = rect{0, 1, W, 1}
+		l.list = rect{0, 2, W, listH}
+		y := 2 + listH
+		treeW := W - hexW - 1
+		l.treeHdr = rect{0, y, treeW, 1}
+		l.hexHdr = rect{treeW + 1, y, hexW, 1}
+		l.tree = rect{0, y + 1, treeW, bottomH}
+		l.legendY = y + 1
+		l.hex = rect{treeW + 1, y + 2, hexW, bottomH - 1}
+		return l
+	}
+	avail := l.contentH - 3 // three pane headers
+	hexH := clamp(max(m.hex.rows(), 1), 1, max(avail/4, 2))
+	rest := avail - hexH
+	maxList := max(rest*2/5, 1)
+	listH := clamp(len(m.list.entries), min(3, maxList), maxList) // a short capture leaves room for the tree
+	treeH := rest - listH
+	l.listHdr = rect{0, 1, W, 1}
+	l.list = rect{0, 2, W, listH}
+	l.treeHdr = rect{0, 2 + listH, W, 1}
+	l.tree = rect{0, 3 + listH, W, treeH}
+	l.hexHdr = rect{0, 3 + listH + treeH, W, 1}
+	l.hex = rect{0, 4 + listH + treeH, W, hexH}
+	return l
+}
+
+// paneAt is the pane (header included) under a screen cell.
+func (l *layout) paneAt(x, y int) (p pane, header, ok bool) {
+	switch {
+	case l.listHdr.contains(x, y):
+		return paneList, true, true
+	case l.list.contains(x, y):
+		return paneList, false, true
+	case l.treeHdr.contains(x, y):
+		return paneTree, true, true
+	case l.tree.contains(x, y):
+		return paneTree, false, true
+	case l.hexHdr.contains(x, y):
+		return paneHex, true, true
+	case l.hex.contains(x, y):
+		return paneHex, false, true
+	}
+	return 0, false, false
+}

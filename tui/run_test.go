@@ -1,0 +1,56 @@
+package tui
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// scriptReader hands out its keys, then blocks until released, so the
+// program reads "q" only after the keys before it.
+type scriptReader struct {
+	keys []byte
+	done chan struct{}
+}
+
+func (r *scriptReader) Read(p []byte) (int, error) {
+	if len(r.keys) == 0 {
+		<-r.done
+		return 0, io.EOF
+	}
+	n := copy(p, r.keys[:1])
+	r.keys = r.keys[1:]
+	return n, nil
+}
+
+// The real program: Run's wiring with scripted input and no terminal.
+// Entries and progress are queued and closed before it starts; quitting
+// ends it. No timing is asserted.
+func TestRunProgram(t *testing.T) {
+	fc := newFake(50)
+	ch := make(chan Entry, len(fc.entries))
+	for _, e := range fc.entries {
+		ch <- e
+	}
+	close(ch)
+	pc := make(chan ProgressMsg, 1)
+	pc <- ProgressMsg{Done: 10, Total: 10, Finished: true}
+	close(pc)
+
+	in := &scriptReader{keys: []byte("q"), done: make(chan struct{})}
+	defer close(in.done)
+	var out bytes.Buffer
+	m, err := run(fc.load, ch, pc, Options{Title: "run"},
+		tea.WithInput(in), tea.WithOutput(&out), tea.WithoutSignalHandler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := m.list.len(); n > len(fc.entries) {
+		t.Errorf("%d rows from %d entries", n, len(fc.entries))
+	}
+	if out.Len() == 0 {
+		t.Error("nothing rendered")
+	}
+}

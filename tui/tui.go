@@ -1,0 +1,134 @@
+// Package tui is kdissect's interactive hex explorer: a Wireshark-style
+// three-pane view (message list, field tree, byte layout) over a capture's
+// decoded Kafka frames.
+//
+// The explorer keeps only the index of a capture (one Entry per frame) and
+// decodes the selected message on demand through a Loader, caching the last
+// few. Entries may arrive while the capture is still being read: Run drains
+// the entry and progress channels with commands, so the list appears at
+// once and fills as the reader makes progress.
+package tui
+
+import (
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kdissect/kdissect/dissect"
+)
+
+// Entry is one row of the message list: the index of a frame, without its
+// tree. Text fields come from the wire and are escaped before display.
+type Entry struct {
+	Index         int // identifies the frame to the Loader; Peer refers to it
+	Time          time.Time
+	Src, Dst      string
+	Direction     dissect.Direction
+	APIKey        int16
+	APIName       string
+	APIVersion    int16
+	CorrelationID int32
+	Summary       string
+	HasProblems   bool
+	Peer          int // Index of the matching request/response, or -1
+}
+
+// Loader decodes the frame with the given Entry.Index. It is called for
+// the selected message only; the explorer caches the last few results.
+type Loader func(index int) (*dissect.Message, error)
+
+// Options configure the explorer.
+type Options struct {
+	Title string // shown in the title bar, e.g. the capture file name
+	Live  bool   // follow new entries while the selection is on the last row
+}
+
+// EntriesMsg appends entries to the list, in capture order.
+type EntriesMsg []Entry
+
+// ProgressMsg reports how far the reader has got through the capture.
+// Total is 0 when the size is unknown (live capture, pipe).
+type ProgressMsg struct {
+	Done, Total int64
+	Finished    bool
+	Err         error
+}
+
+// Run shows the explorer full screen until the user quits. Entries and
+// progress reports are read from the channels as they arrive (either may be
+// nil); closing them is how the reader says it is done.
+func Run(load Loader, entries <-chan Entry, progress <-chan ProgressMsg, opt Options) error {
+	_, err := run(load, entries, progress, opt, tea.WithAltScreen(), tea.WithMouseCellMotion())
+	return err
+}
+
+// run is Run with the program options open, for tests (input and output
+// without a terminal).
+func run(load Loader, entries <-chan Entry, progress <-chan ProgressMsg, opt Options, popts ...tea.ProgramOption) (Model, error) {
+	m := New(load, opt)
+	m.entriesCh = entries
+	m.progressCh = progress
+	final, err := tea.NewProgram(m, popts...).Run()
+	fm, _ := final.(Model)
+	return fm, err
+}
+
+// maxBatch bounds how many entries one drain command delivers, so a fast
+// reader cannot starve rendering.
+const maxBatch = 4096
+
+// Messages of the channel-drain commands. They are distinct from the
+// exported EntriesMsg/ProgressMsg so that only a drained batch re-issues
+// the drain: a message sent by other means never starts a second reader.
+type (
+	entriesDrainedMsg  struct{ entries EntriesMsg }
+	entriesClosedMsg   struct{}
+	progressDrainedMsg struct{ p ProgressMsg }
+	progressClosedMsg  struct{}
+)
+
+// drainEntries blocks for one entry, then takes whatever else is ready
+// without blocking, up to maxBatch.
+func drainEntries(ch <-chan Entry) tea.Cmd {
+	return func() tea.Msg {
+		e, ok := <-ch
+		if !ok {
+			return entriesClosedMsg{}
+		}
+		batch := EntriesMsg{e}
+		for len(batch) < maxBatch {
+			select {
+			case e, ok := <-ch:
+				if !ok {
+					return entriesDrainedMsg{batch} // the next drain sees the close
+				}
+				batch = append(batch, e)
+			default:
+				return entriesDrainedMsg{batch}
+			}
+		}
+		return entriesDrainedMsg{batch}
+	}
+}
+
+// drainProgress blocks for one report and keeps only the latest of those
+// already queued.
+func drainProgress(ch <-chan ProgressMsg) tea.Cmd {
+	return func() tea.Msg {
+		p, ok := <-ch
+		if !ok {
+			return progressClosedMsg{}
+		}
+		for {
+			select {
+			case q, ok := <-ch:
+				if !ok {
+					return progressDrainedMsg{p}
+				}
+				p = q
+			default:
+				return progressDrainedMsg{p}
+			}
+		}
+	}
+}

@@ -1,0 +1,289 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/kdissect/kdissect/dissect"
+)
+
+// View draws the screen: exactly height lines, none wider than width.
+func (m Model) View() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	l := m.layout()
+	if !l.ok {
+		lines := []string{fit(fmt.Sprintf("kdissect needs at least %dx%d (have %dx%d)", minWidth, minHeight, m.width, m.height), m.width)}
+		for len(lines) < m.height {
+			lines = append(lines, fit("", m.width))
+		}
+		return strings.Join(lines, "\n")
+	}
+	lines := make([]string, 0, m.height)
+	lines = append(lines, m.titleLine())
+	if m.showHelp {
+		lines = append(lines, m.helpScreen(l.contentH)...)
+	} else {
+		lines = append(lines, m.panes(&l)...)
+	}
+	lines = append(lines, m.statusLines()...)
+	lines = append(lines, m.keyLine())
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) titleLine() string {
+	parts := []string{"kdissect"}
+	if m.opt.Title != "" {
+		parts = append(parts, clean(m.opt.Title))
+	}
+	n := len(m.list.entries)
+	count := fmt.Sprintf("%d messages", n)
+	if n == 1 {
+		count = "1 message"
+	}
+	if m.list.filtered() {
+		count = fmt.Sprintf("%d of %s · filter %q", m.list.len(), count, clean(m.list.filter))
+	}
+	parts = append(parts, count)
+	if m.opt.Live && !m.closed {
+		parts = append(parts, "live")
+	}
+	if p := m.progressText(); p != "" {
+		parts = append(parts, p)
+	}
+	return m.st.Title.Render(fit(" "+strings.Join(parts, " · "), m.width))
+}
+
+func (m *Model) progressText() string {
+	if !m.hasProgress {
+		return ""
+	}
+	p := m.progress
+	switch {
+	case p.Err != nil:
+		return "error: " + clean(p.Err.Error())
+	case p.Finished:
+		return "done"
+	case p.Total > 0:
+		return fmt.Sprintf("reading %d%%", p.Done*100/p.Total)
+	default:
+		return "read " + byteSize(p.Done)
+	}
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// header renders a pane header; the focused pane's is marked ▶.
+func (m *Model) header(p pane, text string, w int) string {
+	if m.focus == p {
+		return m.st.HeaderFocused.Render(fit("▶ "+text, w))
+	}
+	return m.st.Header.Render(fit("  "+text, w))
+}
+
+func (m *Model) treeTitle() string {
+	e := m.list.byIndex(m.curIndex)
+	if e == nil {
+		return "Fields"
+	}
+	s := fmt.Sprintf("Fields · #%d %s %s · corr %d", e.Index, apiText(e), e.Direction, e.CorrelationID)
+	if m.cur != nil && len(m.cur.Problems) > 0 {
+		s += fmt.Sprintf(" · ! %d problem(s)", len(m.cur.Problems))
+	}
+	return s
+}
+
+func (m *Model) hexTitle(wide bool) string {
+	if m.curIndex < 0 {
+		return "Bytes"
+	}
+	s := fmt.Sprintf("Bytes %dB", len(m.hex.raw))
+	if wide && m.focus == paneHex && len(m.hex.raw) > 0 {
+		s += fmt.Sprintf(" · cursor 0x%04x", m.hex.cursor)
+	}
+	return s
+}
+
+func (m *Model) panes(l *layout) []string {
+	W := m.width
+	var out []string
+	out = append(out, m.header(paneList, m.list.header(W - 2)[2:], W))
+	out = append(out, m.list.view(&m.st, W, l.list.h, m.focus == paneList)...)
+
+	lo, hi := m.marked()
+	empty := "(no message selected)"
+	if m.curErr != nil {
+		empty = "cannot decode: " + clean(m.curErr.Error())
+	}
+	treeLines := m.tree.view(&m.st, l.tree.w, l.tree.h, m.focus == paneTree, empty)
+	hexLines := m.hex.view(&m.st, l.hex.w, l.hex.h, lo, hi, m.focus == paneHex)
+	if !l.wide {
+		out = append(out, m.header(paneTree, m.treeTitle(), W))
+		out = append(out, treeLines...)
+		title := m.hexTitle(false)
+		hdr := m.header(paneHex, title+" ", lipgloss.Width(title)+3)
+		out = append(out, fit(hdr+legend(&m.st), W))
+		out = append(out, hexLines...)
+		return out
+	}
+	sep := m.st.Separator.Render("│")
+	out = append(out, m.header(paneTree, m.treeTitle(), l.tree.w)+sep+m.header(paneHex, m.hexTitle(true), l.hex.w))
+	right := append([]string{fit(legend(&m.st), l.hex.w)}, hexLines...)
+	for i, t := range treeLines {
+		out = append(out, t+sep+right[i])
+	}
+	return out
+}
+
+// statusLines are the selected field's path, type, value and place, and
+// its doc (or problems).
+func (m *Model) statusLines() []string {
+	W := m.width
+	var first, second string
+	n := m.tree.selected()
+	switch {
+	case n != nil:
+		var names []string
+		path := m.tree.path()
+		for _, p := range path[min(1, len(path)-1):] {
+			names = append(names, clean(p.Name))
+		}
+		first = m.st.StatusPath.Render(strings.Join(names, " > ")) + m.st.StatusText.Render(" "+valueText(n))
+		var probs []string
+		for _, p := range n.Problems {
+			probs = append(probs, fmt.Sprintf("! 0x%04x %s", p.Offset, clean(p.Message)))
+		}
+		if n == m.cur.Tree {
+			for _, p := range m.cur.Problems {
+				probs = append(probs, fmt.Sprintf("! 0x%04x %s", p.Offset, clean(p.Message)))
+			}
+		}
+		switch {
+		case len(probs) > 0:
+			second = m.st.Problem.Render(strings.Join(probs, "  "))
+		case n == m.cur.Tree:
+			second = m.st.Doc.Render(clean(m.cur.Summary))
+		default:
+			second = m.st.Doc.Render(clean(n.Doc))
+		}
+	case m.curErr != nil:
+		first = m.st.Problem.Render("cannot decode message: " + clean(m.curErr.Error()))
+	case m.list.len() == 0:
+		first = m.st.Dim.Render("no messages")
+	}
+	return []string{fit(" "+first, W), fit(" "+second, W)}
+}
+
+// valueText is "[0xOFFSET, SIZEB] TYPE = VALUE" for the status line: the
+// place first, so it survives the cut on a narrow screen.
+func valueText(n *dissect.Node) string {
+	var b strings.Builder
+	b.WriteString(span(n.Offset, n.Size))
+	if n.Type != "" {
+		b.WriteByte(' ')
+		b.WriteString(clean(n.Type))
+	}
+	if n.HasValue() {
+		b.WriteString(" = ")
+		b.WriteString(clean(n.Display()))
+	}
+	return b.String()
+}
+
+// keyLine is the prompt while typing, else a notice, else short help.
+func (m *Model) keyLine() string {
+	W := m.width
+	switch {
+	case m.input == inputSearch:
+		return fit(m.st.Prompt.Render("/")+clean(string(m.text))+"█"+m.st.Dim.Render("   enter search · esc cancel"), W)
+	case m.input == inputFilter:
+		return fit(m.st.Prompt.Render("filter: ")+clean(string(m.text))+"█"+
+			m.st.Dim.Render("   API name, host:port, or errors · empty clears"), W)
+	case m.notice != "":
+		return fit(m.st.Notice.Render(m.notice), W)
+	}
+	h := m.help
+	h.Width = W
+	return fit(h.ShortHelpView(m.shortHelp()), W)
+}
+
+// shortHelp is the key line's bindings for the focused pane, the most
+// important first (the line is cut to the width).
+func (m *Model) shortHelp() []key.Binding {
+	k := m.keys
+	short := func(help, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(help), key.WithHelp(help, desc))
+	}
+	out := []key.Binding{k.Help, k.Quit, short("tab", "pane"), k.Search, k.Filter, short("p", "req↔resp")}
+	switch m.focus {
+	case paneList:
+		out = append(out, short("↑↓/jk", "select"))
+	case paneTree:
+		out = append(out, short("↑↓/jk", "move"), short("enter/←→", "collapse/expand"))
+	case paneHex:
+		out = append(out, short("←↓↑→/hjkl", "move byte"))
+	}
+	return out
+}
+
+// helpScreen lists every key, the groups side by side as far as they fit.
+func (m *Model) helpScreen(height int) []string {
+	W := m.width
+	h := m.help
+	h.Width = 0
+	lines := []string{
+		fit(m.st.StatusPath.Render(" Keys")+m.st.Dim.Render("  (? or esc closes)"), W),
+		fit("", W),
+	}
+	var row []string
+	flush := func() {
+		if len(row) == 0 {
+			return
+		}
+		block := lipgloss.JoinHorizontal(lipgloss.Top, row...)
+		for _, s := range strings.Split(block, "\n") {
+			lines = append(lines, fit(" "+s, W))
+		}
+		lines = append(lines, fit("", W))
+		row = nil
+	}
+	used := 0
+	for _, g := range m.keys.FullHelp() {
+		col := h.FullHelpView([][]key.Binding{g})
+		cw := lipgloss.Width(col) + 4
+		if used+cw > W-1 && len(row) > 0 {
+			flush()
+			used = 0
+		}
+		row = append(row, lipgloss.NewStyle().Width(cw).Render(col))
+		used += cw
+	}
+	flush()
+	notes := []string{
+		"tree ↔ bytes: moving in one pane selects in the other (the focused pane leads)",
+		"/ searches rows (summary, host, API, corr id) and the selected message's fields",
+		"f filter: an API name, part of host:port, or errors; p: request ↔ response",
+		"mouse: click a row or byte to select, a ▸/▾ to expand, wheel to scroll",
+	}
+	for _, s := range notes {
+		lines = append(lines, fit(m.st.Dim.Render(" "+s), W))
+	}
+	for len(lines) < height {
+		lines = append(lines, fit("", W))
+	}
+	return lines[:height]
+}
