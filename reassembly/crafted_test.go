@@ -1,0 +1,303 @@
+package reassembly
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
+
+// Test helpers: Kafka-looking frames, TCP packets on various links, and an
+// event recorder that renders events as one line each for exact comparison.
+
+var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+
+// kreq builds a request frame: size, api key, version, correlation ID,
+// client ID, then body bytes counting up.
+func kreq(apiKey, version int16, corr int32, clientID string, body int) []byte {
+	b := binary.BigEndian.AppendUint16(make([]byte, 4, 64), uint16(apiKey))
+	b = binary.BigEndian.AppendUint16(b, uint16(version))
+	b = binary.BigEndian.AppendUint32(b, uint32(corr))
+	b = binary.BigEndian.AppendUint16(b, uint16(len(clientID)))
+	b = append(b, clientID...)
+	for i := 0; i < body; i++ {
+		b = append(b, byte(i))
+	}
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+// kresp builds a response frame: size, correlation ID, body bytes.
+func kresp(corr int32, body int) []byte {
+	b := binary.BigEndian.AppendUint32(make([]byte, 4, 64), uint32(corr))
+	for i := 0; i < body; i++ {
+		b = append(b, byte(0xa0+i))
+	}
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+// plausible is the test's request-header check: api key 0..100, version
+// 0..20, client ID length -1..255 with printable bytes as far as present.
+func plausible(f []byte) bool {
+	if len(f) < 14 {
+		return false
+	}
+	key := int16(binary.BigEndian.Uint16(f[4:]))
+	ver := int16(binary.BigEndian.Uint16(f[6:]))
+	cid := int(int16(binary.BigEndian.Uint16(f[12:])))
+	if key < 0 || key > 100 || ver < 0 || ver > 20 || cid < -1 || cid > 255 {
+		return false
+	}
+	for _, c := range f[14:min(len(f), 14+max(cid, 0))] {
+		if c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+var (
+	cli = netip.MustParseAddrPort("10.0.0.1:40000")
+	srv = netip.MustParseAddrPort("10.0.0.2:9092")
+)
+
+// pkt is one captured packet.
+type pkt struct {
+	data []byte
+	ci   gopacket.CaptureInfo
+	link layers.LinkType
+}
+
+// tcpSpec describes one TCP segment.
+type tcpSpec struct {
+	src, dst   netip.AddrPort
+	seq        uint32
+	flags      string // any of "SAFR"
+	payload    []byte
+	v6ext      bool // IPv6 with a destination options header
+	snap       int  // captured bytes of the payload, when cut
+	link       layers.LinkType
+	vlans      int // 802.1Q tags, for Ethernet
+	nullBigEnd bool
+}
+
+// ipBytes serialises the IP+TCP part of a segment.
+func ipBytes(t *testing.T, s tcpSpec) (ip []byte, etherType uint16) {
+	t.Helper()
+	tcp := &layers.TCP{
+		SrcPort: layers.TCPPort(s.src.Port()), DstPort: layers.TCPPort(s.dst.Port()),
+		Seq: s.seq, Window: 65535,
+		SYN: strings.Contains(s.flags, "S"), ACK: strings.Contains(s.flags, "A"),
+		FIN: strings.Contains(s.flags, "F"), RST: strings.Contains(s.flags, "R"),
+	}
+	buf := gopacket.NewSerializeBuffer()
+	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
+	var ls []gopacket.SerializableLayer
+	if s.src.Addr().Is4() {
+		ip4 := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP,
+			SrcIP: net.IP(s.src.Addr().AsSlice()), DstIP: net.IP(s.dst.Addr().AsSlice())}
+		tcp.SetNetworkLayerForChecksum(ip4)
+		ls = append(ls, ip4)
+		etherType = 0x0800
+	} else {
+		ip6 := &layers.IPv6{Version: 6, HopLimit: 64, NextHeader: layers.IPProtocolTCP,
+			SrcIP: net.IP(s.src.Addr().AsSlice()), DstIP: net.IP(s.dst.Addr().AsSlice())}
+		tcp.SetNetworkLayerForChecksum(ip6)
+		ls = append(ls, ip6)
+		if s.v6ext {
+			// Destination options header (8 bytes, one PadN option) before TCP.
+			ip6.NextHeader = layers.IPProtocolIPv6Destination
+			ls = append(ls, gopacket.Payload{byte(layers.IPProtocolTCP), 0, 1, 4, 0, 0, 0, 0})
+		}
+		etherType = 0x86dd
+	}
+	ls = append(ls, tcp, gopacket.Payload(s.payload))
+	if err := gopacket.SerializeLayers(buf, opts, ls...); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), etherType
+}
+
+// frameBytes wraps the IP packet in the requested link header.
+func frameBytes(t *testing.T, s tcpSpec) []byte {
+	t.Helper()
+	ip, et := ipBytes(t, s)
+	var hdr []byte
+	switch s.link {
+	case layers.LinkTypeEthernet:
+		hdr = make([]byte, 12, 32)
+		tpids := []uint16{0x88a8, 0x8100}
+		for i := 0; i < s.vlans; i++ {
+			hdr = binary.BigEndian.AppendUint16(hdr, tpids[(i+len(tpids)-s.vlans%2)%2])
+			hdr = binary.BigEndian.AppendUint16(hdr, uint16(100+i))
+		}
+		hdr = binary.BigEndian.AppendUint16(hdr, et)
+	case layers.LinkTypeLinuxSLL:
+		hdr = make([]byte, 14, 16)
+		hdr = binary.BigEndian.AppendUint16(hdr, et)
+	case LinkTypeLinuxSLL2:
+		hdr = binary.BigEndian.AppendUint16(nil, et)
+		hdr = append(hdr, make([]byte, 18)...)
+	case layers.LinkTypeNull:
+		fam := uint32(2)
+		if et == 0x86dd {
+			fam = 30
+		}
+		if s.nullBigEnd {
+			hdr = binary.BigEndian.AppendUint32(nil, fam)
+		} else {
+			hdr = binary.LittleEndian.AppendUint32(nil, fam)
+		}
+	case layers.LinkTypeRaw, layers.LinkTypeIPv4, layers.LinkTypeIPv6:
+	default:
+		t.Fatalf("no link header for %v", s.link)
+	}
+	return cat(hdr, ip)
+}
+
+// conv builds packets of one connection; times advance 1 ms a packet.
+type conv struct {
+	t        *testing.T
+	c, s     netip.AddrPort
+	cseq     uint32 // next client sequence number
+	sseq     uint32
+	pkts     []pkt
+	link     layers.LinkType
+	template tcpSpec
+}
+
+func newConv(t *testing.T, c, s netip.AddrPort, cisn, sisn uint32) *conv {
+	return &conv{t: t, c: c, s: s, cseq: cisn, sseq: sisn, link: layers.LinkTypeEthernet}
+}
+
+// raw appends a segment with explicit fields.
+func (v *conv) raw(fromClient bool, seq uint32, flags string, payload []byte, snap int) {
+	sp := v.template
+	sp.src, sp.dst, sp.seq, sp.flags, sp.payload, sp.link = v.c, v.s, seq, flags, payload, v.link
+	if !fromClient {
+		sp.src, sp.dst = v.s, v.c
+	}
+	data := frameBytes(v.t, sp)
+	ci := gopacket.CaptureInfo{Timestamp: t0.Add(time.Duration(len(v.pkts)) * time.Millisecond), Length: len(data), CaptureLength: len(data)}
+	if snap >= 0 && snap < len(payload) {
+		data = data[:len(data)-len(payload)+snap]
+		ci.CaptureLength = len(data)
+	}
+	v.pkts = append(v.pkts, pkt{data, ci, v.link})
+}
+
+// send appends an in-order segment and advances that side's sequence.
+func (v *conv) send(fromClient bool, payload []byte) {
+	seq := &v.sseq
+	if fromClient {
+		seq = &v.cseq
+	}
+	v.raw(fromClient, *seq, "A", payload, -1)
+	*seq += uint32(len(payload))
+}
+
+// handshake appends SYN, SYN-ACK, ACK.
+func (v *conv) handshake() {
+	v.raw(true, v.cseq, "S", nil, -1)
+	v.raw(false, v.sseq, "SA", nil, -1)
+	v.cseq++
+	v.sseq++
+	v.raw(true, v.cseq, "A", nil, -1)
+}
+
+// recorder collects events as lines and frame bytes.
+type recorder struct {
+	lines  []string
+	frames [][]byte
+}
+
+func (r *recorder) emit(e Event) {
+	dir := func(f Flow) string {
+		if f.FromClient {
+			return fmt.Sprintf("c%d>", f.ConnID)
+		}
+		return fmt.Sprintf("c%d<", f.ConnID)
+	}
+	var s string
+	switch e := e.(type) {
+	case *Frame:
+		s = fmt.Sprintf("frame %s off=%d size=%d pk=%v", dir(e.Flow), e.StreamOffset, e.Size, e.Packets)
+		if e.Truncated {
+			s += fmt.Sprintf(" truncated(%d)", len(e.Data))
+		}
+		r.frames = append(r.frames, append([]byte(nil), e.Data...))
+	case *Gap:
+		s = fmt.Sprintf("gap %s off=%d len=%d", dir(e.Flow), e.StreamOffset, e.Length)
+	case *Unparseable:
+		s = fmt.Sprintf("unparseable %s off=%d len=%d", dir(e.Flow), e.StreamOffset, e.Length)
+	case *Incomplete:
+		s = fmt.Sprintf("incomplete %s off=%d have=%d want=%d %s", dir(e.Flow), e.StreamOffset, e.Have, e.Want, e.Reason)
+	case *Retransmission:
+		s = fmt.Sprintf("retrans %s off=%d len=%d", dir(e.Flow), e.StreamOffset, e.Length)
+	case *BufferLimit:
+		s = fmt.Sprintf("limit %s off=%d len=%d", dir(e.Flow), e.StreamOffset, e.Length)
+	case *PortDetected:
+		s = fmt.Sprintf("port %s", e.Server)
+	case *ConnEnd:
+		s = fmt.Sprintf("end c%d %s>%s reset=%v", e.ConnID, e.Conn.Client, e.Conn.Server, e.Reset)
+	}
+	r.lines = append(r.lines, s)
+}
+
+func testConfig() Config {
+	ports, _ := ParsePorts("9092")
+	return Config{BrokerPorts: ports, PlausibleRequest: plausible}
+}
+
+// run feeds packets in the given order (indexes into pkts; nil = all).
+func run(cfg Config, pkts []pkt, order []int) *recorder {
+	r := &recorder{}
+	p := NewPipeline(cfg, r.emit)
+	if order == nil {
+		for _, k := range pkts {
+			p.Packet(k.data, k.ci, k.link)
+		}
+	} else {
+		for _, i := range order {
+			p.Packet(pkts[i].data, pkts[i].ci, pkts[i].link)
+		}
+	}
+	p.Close()
+	return r
+}
+
+func wantLines(t *testing.T, r *recorder, want ...string) {
+	t.Helper()
+	got := strings.Join(r.lines, "\n")
+	if exp := strings.Join(want, "\n"); got != exp {
+		t.Errorf("events:\n%s\nwant:\n%s", got, exp)
+	}
+}
+
+func wantFrames(t *testing.T, r *recorder, want ...[]byte) {
+	t.Helper()
+	if len(r.frames) != len(want) {
+		t.Fatalf("%d frames, want %d", len(r.frames), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(r.frames[i], want[i]) {
+			t.Errorf("frame %d:\n% x\nwant\n% x", i, r.frames[i], want[i])
+		}
+	}
+}
+
+func itoa(i int) string { return fmt.Sprint(i) }
+
+func fmtInts(v []int) string { return fmt.Sprint(v) }
+
+func netipMust(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }

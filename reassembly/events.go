@@ -1,0 +1,112 @@
+package reassembly
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Event is one of *Frame, *Gap, *Unparseable, *Incomplete, *Retransmission,
+// *BufferLimit, *PortDetected, *ConnEnd. An event may be kept, but the
+// slices inside it (Frame.Data, Frame.Packets) are valid only during the emit
+// call: the Pipeline reuses their memory.
+type Event interface{ isEvent() }
+
+// ConnKey identifies one TCP connection. ID numbers connections from 1 in the
+// order they are first seen, so a reused 4-tuple gets a new key.
+type ConnKey struct {
+	Client, Server netip.AddrPort
+	ID             uint64
+}
+
+// Flow says which connection and direction an event belongs to.
+type Flow struct {
+	Conn       ConnKey
+	ConnID     uint64 // == Conn.ID
+	FromClient bool
+	Src, Dst   netip.AddrPort
+}
+
+// Frame is one complete Kafka frame.
+type Frame struct {
+	Flow
+	StreamOffset int64
+	// Size is the frame length including the 4-byte prefix.
+	Size int
+	// Data is the whole frame including the prefix, or only the prefix and
+	// the first HeadLen bytes when Truncated.
+	Data []byte
+	// Truncated is set when Config.WantBody declined the body or the body
+	// did not fit the buffer caps (a BufferLimit event says so).
+	Truncated bool
+	// Packets are the 1-based numbers of the packets that carried the
+	// frame's bytes, in stream order, each once; at most MaxFramePackets.
+	Packets     []int
+	First, Last time.Time
+}
+
+// Gap reports bytes that were never captured. Length is -1 when unknown.
+type Gap struct {
+	Flow
+	StreamOffset, Length int64
+	Time                 time.Time
+}
+
+// Unparseable reports bytes skipped while looking for a frame boundary.
+type Unparseable struct {
+	Flow
+	StreamOffset, Length int64
+	Time                 time.Time
+}
+
+// Incomplete reports a frame cut short. Want is the frame size including
+// the prefix, or -1 when not even the prefix was complete. Reason is one of
+// "gap", "end of capture", "connection reset", "connection closed",
+// "idle timeout".
+type Incomplete struct {
+	Flow
+	StreamOffset, Have, Want int64
+	Reason                   string
+	Time                     time.Time
+}
+
+// Retransmission reports a segment carrying Length bytes that had already
+// been received (or given up on) starting at StreamOffset.
+type Retransmission struct {
+	Flow
+	StreamOffset, Length int64
+	Time                 time.Time
+}
+
+// BufferLimit reports that a cap (Config.MaxConnBuffer or MaxTotalBuffer)
+// stopped buffering: for a frame body (the frame is then emitted Truncated)
+// or for out-of-order data (the hole before it is then declared a Gap).
+type BufferLimit struct {
+	Flow
+	StreamOffset, Length int64
+	Time                 time.Time
+}
+
+// PortDetected says the DetectPorts heuristic found Kafka at Server. It is
+// reported once per address and port.
+type PortDetected struct {
+	Server netip.AddrPort
+	Time   time.Time
+}
+
+// ConnEnd says no more events will come for Conn: FIN both ways, RST, idle
+// timeout, a new connection on the same 4-tuple, or end of input.
+type ConnEnd struct {
+	Conn   ConnKey
+	ConnID uint64
+	Time   time.Time
+	Reset  bool
+}
+
+func (*Frame) isEvent()          {}
+func (*Gap) isEvent()            {}
+func (*Unparseable) isEvent()    {}
+func (*Incomplete) isEvent()     {}
+func (*Retransmission) isEvent() {}
+func (*BufferLimit) isEvent()    {}
+func (*PortDetected) isEvent()   {}
+func (*ConnEnd) isEvent()        {}

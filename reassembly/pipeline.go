@@ -1,0 +1,375 @@
+package reassembly
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultMaxFrame       = 64 << 20
+	DefaultMaxConnBuffer  = 8 << 20
+	DefaultMaxTotalBuffer = 64 << 20
+	DefaultReorderWait    = 3 * time.Second
+	DefaultIdleTimeout    = 5 * time.Minute
+)
+
+// Framing constants; see the package documentation.
+const (
+	// HeadLen is how many bytes after the size prefix WantBody and
+	// PlausibleRequest see (fewer when the frame is shorter).
+	HeadLen = 64
+	// MinRequestSize and MinResponseSize bound the size prefix while
+	// re-synchronising: api key, version and correlation ID; correlation ID.
+	MinRequestSize  = 8
+	MinResponseSize = 4
+	// RecentRequests is how many request correlation IDs a connection
+	// remembers for re-synchronising its responses.
+	RecentRequests = 64
+	// MaxFramePackets caps Frame.Packets so 1-byte segments cannot make the
+	// list outgrow the frame.
+	MaxFramePackets = 4096
+	// FarAway is the sequence distance beyond which a segment is taken to
+	// belong to a new connection on the same 4-tuple.
+	FarAway = 1 << 28
+)
+
+// Config tunes a Pipeline. Zero values mean the defaults above.
+type Config struct {
+	// BrokerPorts says which side of a connection is the broker.
+	BrokerPorts PortSet
+	// DetectPorts also follows connections on other ports: the side whose
+	// segment starts with a plausible request is the client.
+	DetectPorts bool
+	// MaxFrame: a size prefix above it is corruption, never an allocation.
+	MaxFrame int
+	// MaxConnBuffer and MaxTotalBuffer cap the bytes held for frame bodies
+	// and out-of-order segments, per connection and overall.
+	MaxConnBuffer, MaxTotalBuffer int
+	// PlausibleRequest is given the 4-byte size prefix followed by the first
+	// min(size, HeadLen) bytes of a candidate client→broker frame and says
+	// whether it looks like a Kafka request header. Used only while
+	// re-synchronising and for DetectPorts. Nil accepts every candidate.
+	PlausibleRequest func(frame []byte) bool
+	// WantBody is given the flow and the first min(size, HeadLen) bytes
+	// after the prefix of a frame longer than that, and says whether to
+	// buffer the whole frame. When false the frame is emitted Truncated with
+	// only its head, which is what makes skipping large uninteresting frames
+	// cheap. The flow matters because a response's head (a correlation id)
+	// only means something next to the requests of its connection. Nil
+	// wants every body.
+	WantBody func(f Flow, head []byte) bool
+	// ReorderWait is how long (capture time) an out-of-order segment waits
+	// for the hole before it to be filled.
+	ReorderWait time.Duration
+	// IdleTimeout ends connections without packets for that long.
+	IdleTimeout time.Duration
+}
+
+// Stats counts what the Pipeline saw.
+type Stats struct {
+	Packets, Bytes   int64 // fed packets and their captured bytes
+	NonTCP           int64 // not IPv4/IPv6 TCP, or a later IP fragment
+	UnknownLink      int64 // link type not decoded
+	Malformed        int64 // inconsistent header fields
+	Truncated        int64 // snaplen cut the headers or the TCP payload
+	Ignored          int64 // TCP not on a Kafka port, or after the connection ended
+	Connections      int64 // Kafka connections followed
+	Frames           int64
+	Gaps, GapBytes   int64 // GapBytes counts gaps of known length
+	Retransmissions  int64
+	UnparseableBytes int64
+	BufferLimits     int64
+}
+
+type tuple struct{ src, dst netip.AddrPort }
+
+// Pipeline reassembles Kafka frames from packets. Not safe for concurrent use.
+type Pipeline struct {
+	cfg  Config
+	emit func(Event)
+
+	conns    map[tuple]*conn
+	last     tuple // one-entry cache: consecutive packets mostly share a flow
+	lastConn *conn
+	detected map[netip.AddrPort]bool
+	nextID   uint64
+	num      int // packet number
+	now      time.Time
+	nextTick time.Time
+	buffered int // bytes held across all connections
+	seg      segment
+	stats    Stats
+}
+
+// NewPipeline returns a Pipeline that reports to emit.
+func NewPipeline(cfg Config, emit func(Event)) *Pipeline {
+	if cfg.MaxFrame <= 0 {
+		cfg.MaxFrame = DefaultMaxFrame
+	}
+	if cfg.MaxConnBuffer <= 0 {
+		cfg.MaxConnBuffer = DefaultMaxConnBuffer
+	}
+	if cfg.MaxTotalBuffer <= 0 {
+		cfg.MaxTotalBuffer = DefaultMaxTotalBuffer
+	}
+	if cfg.ReorderWait <= 0 {
+		cfg.ReorderWait = DefaultReorderWait
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	return &Pipeline{
+		cfg:      cfg,
+		emit:     emit,
+		conns:    make(map[tuple]*conn),
+		detected: make(map[netip.AddrPort]bool),
+	}
+}
+
+// Stats returns the counters so far.
+func (p *Pipeline) Stats() Stats { return p.stats }
+
+// Packet feeds one captured packet. data may be reused by the caller after
+// the call returns. Packets are numbered from 1 in feed order.
+func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkType) {
+	p.num++
+	p.stats.Packets++
+	p.stats.Bytes += int64(len(data))
+	ts := ci.Timestamp
+	if ts.After(p.now) {
+		p.now = ts
+	}
+	if !p.nextTick.After(p.now) {
+		p.tick()
+	}
+	s := &p.seg
+	switch decodePacket(data, link, s) {
+	case decOK:
+	case decUnknownLink:
+		p.stats.UnknownLink++
+		return
+	case decNonTCP, decFragment:
+		p.stats.NonTCP++
+		return
+	case decMalformed:
+		p.stats.Malformed++
+		return
+	case decTruncatedHeader:
+		p.stats.Truncated++
+		return
+	}
+	if len(s.payload) < s.claimed {
+		p.stats.Truncated++
+	}
+	t := tuple{s.src, s.dst}
+	c := p.lastConn
+	if c == nil || t != p.last {
+		c = p.conns[t]
+		if c == nil {
+			if c = p.newConn(t, s, ts); c == nil {
+				return
+			}
+		}
+		p.last, p.lastConn = t, c
+	}
+	fromClient := s.src == c.h[0].src
+	h := &c.h[1]
+	if fromClient {
+		h = &c.h[0]
+	}
+	if c.replacedBy(h, s) {
+		p.endConn(c, "connection closed", ts, false)
+		p.removeConn(c)
+		if c = p.newConn(t, s, ts); c == nil {
+			return
+		}
+		p.last, p.lastConn = t, c
+		h = c.half(s.src)
+	}
+	if c.ended {
+		p.stats.Ignored++
+		return
+	}
+	c.lastSeen = ts
+	h.segment(s, p.num, ts)
+	if c.swap {
+		c.swapRoles()
+	}
+	if s.flags&flagRST != 0 {
+		p.endConn(c, "connection reset", ts, true)
+	} else if c.h[0].closed && c.h[1].closed {
+		p.endConn(c, "connection closed", ts, false)
+	}
+}
+
+// Close flushes all connections as at the end of input: held out-of-order
+// data is delivered after Gaps, cut frames become Incomplete events.
+func (p *Pipeline) Close() {
+	for _, c := range p.connList() {
+		p.endConn(c, "end of capture", p.now, false)
+		p.removeConn(c)
+	}
+}
+
+// connList returns each connection once, in creation order, so flushes emit
+// events deterministically.
+func (p *Pipeline) connList() []*conn {
+	var list []*conn
+	for t, c := range p.conns {
+		if t.src == c.h[0].src {
+			list = append(list, c)
+		}
+	}
+	for i := 1; i < len(list); i++ {
+		for j := i; j > 0 && list[j].key.ID < list[j-1].key.ID; j-- {
+			list[j], list[j-1] = list[j-1], list[j]
+		}
+	}
+	return list
+}
+
+// tick runs the capture-time housekeeping: give up waiting for holes older
+// than ReorderWait and drop idle connections. It is the equivalent of
+// gopacket's FlushWithOptions driven by packet timestamps.
+func (p *Pipeline) tick() {
+	p.nextTick = p.now.Add(time.Second)
+	reorder := p.now.Add(-p.cfg.ReorderWait)
+	idle := p.now.Add(-p.cfg.IdleTimeout)
+	for _, c := range p.connList() {
+		if c.ended {
+			if c.lastSeen.Before(reorder) {
+				p.removeConn(c)
+			}
+			continue
+		}
+		if c.lastSeen.Before(idle) {
+			p.endConn(c, "idle timeout", p.now, false)
+			p.removeConn(c)
+			continue
+		}
+		for i := range c.h {
+			h := &c.h[i]
+			for len(h.ooo) > 0 && h.ooo[0].ts.Before(reorder) {
+				h.skipHole(p.now)
+			}
+		}
+	}
+}
+
+// newConn decides whether t is Kafka and which side is the broker.
+func (p *Pipeline) newConn(t tuple, s *segment, ts time.Time) *conn {
+	srcBroker := p.cfg.BrokerPorts.Has(t.src.Port()) || p.detected[t.src]
+	dstBroker := p.cfg.BrokerPorts.Has(t.dst.Port()) || p.detected[t.dst]
+	synAck := s.flags&(flagSYN|flagACK) == flagSYN|flagACK
+	client, server := t.src, t.dst
+	decided := true
+	switch {
+	case dstBroker && !srcBroker:
+	case srcBroker && !dstBroker:
+		client, server = t.dst, t.src
+	case srcBroker && dstBroker:
+		if synAck {
+			client, server = t.dst, t.src
+		}
+	case p.cfg.DetectPorts:
+		decided = false
+		if synAck {
+			client, server = t.dst, t.src
+		}
+	default:
+		p.stats.Ignored++
+		return nil
+	}
+	p.nextID++
+	c := &conn{p: p, key: ConnKey{Client: client, Server: server, ID: p.nextID}, decided: decided, lastSeen: ts}
+	c.h[0].init(c, true, client, server)
+	c.h[1].init(c, false, server, client)
+	p.conns[tuple{client, server}] = c
+	p.conns[tuple{server, client}] = c
+	if decided {
+		p.stats.Connections++
+	}
+	return c
+}
+
+func (p *Pipeline) removeConn(c *conn) {
+	for _, t := range [2]tuple{{c.key.Client, c.key.Server}, {c.key.Server, c.key.Client}} {
+		if p.conns[t] == c {
+			delete(p.conns, t)
+		}
+	}
+	if p.lastConn == c {
+		p.lastConn = nil
+	}
+	for i := range c.h {
+		c.h[i].release()
+	}
+}
+
+// endConn finishes both directions and reports ConnEnd once.
+func (p *Pipeline) endConn(c *conn, reason string, ts time.Time, reset bool) {
+	if c.ended {
+		return
+	}
+	c.ended = true
+	for i := range c.h {
+		c.h[i].finish(reason, ts)
+	}
+	if c.decided {
+		p.emit(&ConnEnd{Conn: c.key, ConnID: c.key.ID, Time: ts, Reset: reset})
+	}
+}
+
+// detectedServer records a port found by the DetectPorts heuristic.
+func (p *Pipeline) detectedServer(c *conn, ts time.Time) {
+	p.stats.Connections++
+	if !p.detected[c.key.Server] && !p.cfg.BrokerPorts.Has(c.key.Server.Port()) {
+		p.detected[c.key.Server] = true
+		p.emit(&PortDetected{Server: c.key.Server, Time: ts})
+	}
+}
+
+type conn struct {
+	p        *Pipeline
+	key      ConnKey
+	h        [2]half // client→server, server→client
+	decided  bool    // roles known; false while DetectPorts probes
+	swap     bool    // roles found reversed; see swapRoles
+	ended    bool
+	lastSeen time.Time
+}
+
+func (c *conn) half(src netip.AddrPort) *half {
+	if src == c.h[0].src {
+		return &c.h[0]
+	}
+	return &c.h[1]
+}
+
+// replacedBy reports whether s opens a new connection on c's 4-tuple: a SYN
+// with another ISN, any SYN after the end, or a sequence number far away.
+func (c *conn) replacedBy(h *half, s *segment) bool {
+	if s.flags&flagSYN != 0 {
+		if c.ended {
+			return true
+		}
+		return h.started && (!h.synSeen || s.seq != h.isn)
+	}
+	if !h.started || s.flags&flagRST != 0 {
+		return false
+	}
+	d := int64(int32(s.seq - h.nextSeq))
+	return d > FarAway || d < -FarAway
+}
+
+// swapRoles puts the halves back in client, server order after DetectPorts
+// found the client on the side first taken for the broker. It runs after
+// the packet is handled: the call chain holds pointers into c.h.
+func (c *conn) swapRoles() {
+	c.swap = false
+	c.h[0], c.h[1] = c.h[1], c.h[0]
+}

@@ -1,0 +1,658 @@
+package reassembly
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"time"
+)
+
+// held is an out-of-order piece of a direction: [off, end) in stream
+// offsets, of which data holds the captured prefix (snaplen may cut it).
+type held struct {
+	off, end int64
+	data     []byte
+	pkt      int
+	ts       time.Time
+}
+
+// mark remembers where a packet's bytes begin in a buffer, for Packets and
+// for feeding buffered bytes again after a re-synchronisation.
+type mark struct {
+	off int64
+	pkt int
+	ts  time.Time
+}
+
+// half is one direction of a connection: sequence tracking plus framing.
+type half struct {
+	c          *conn
+	fromClient bool
+	src, dst   netip.AddrPort
+
+	started, synSeen, closed bool
+	isn, nextSeq             uint32
+	nextOff                  int64
+	fin                      bool
+	finOff                   int64
+	ooo                      []held
+	oooBytes                 int
+
+	// In sync: the frame being collected; have == 0 at a boundary.
+	have, fOff, size int64 // size 0 = prefix not complete yet
+	decidedWant      bool
+	want             bool
+	reserved         int // bytes reserved against the buffer caps for buf
+	buf              []byte
+	marks            []mark
+	first, last      time.Time
+
+	// Out of sync: rbuf holds bytes from rOff not yet rejected as frame
+	// starts; junkOff is where skipped bytes begin.
+	resyncing         bool
+	rbuf              []byte
+	rmarks            []mark
+	rOff              int64
+	scanFrom, junkOff int64
+	spare             []byte
+	spareMarks        []mark
+	corr              [RecentRequests]int32 // client side: recent correlation IDs
+	ncorr             int
+	pk                []int
+}
+
+func (h *half) init(c *conn, fromClient bool, src, dst netip.AddrPort) {
+	*h = half{c: c, fromClient: fromClient, src: src, dst: dst}
+}
+
+func (h *half) flow() Flow {
+	return Flow{Conn: h.c.key, ConnID: h.c.key.ID, FromClient: h.fromClient, Src: h.src, Dst: h.dst}
+}
+
+func (h *half) emit(e Event) {
+	if h.c.decided {
+		h.c.p.emit(e)
+	}
+}
+
+func (h *half) cfg() *Config { return &h.c.p.cfg }
+
+// segment handles one TCP segment of this direction.
+func (h *half) segment(s *segment, pkt int, ts time.Time) {
+	syn := s.flags&flagSYN != 0
+	if !h.started {
+		h.started = true
+		if syn {
+			h.synSeen, h.isn, h.nextSeq = true, s.seq, s.seq+1
+		} else {
+			h.nextSeq = s.seq
+			h.startResync(0)
+		}
+	}
+	if h.closed {
+		return
+	}
+	seq := s.seq
+	if syn {
+		seq++ // data on a SYN (TCP Fast Open) follows the SYN's sequence number
+	}
+	off := h.nextOff + int64(int32(seq-h.nextSeq))
+	end := off + int64(s.claimed)
+	if s.flags&flagFIN != 0 && !h.fin {
+		h.fin, h.finOff = true, end
+	}
+	if end > off {
+		h.data(off, end, s.payload, pkt, ts)
+	}
+	h.checkFin(ts)
+}
+
+func (h *half) checkFin(ts time.Time) {
+	if h.fin && !h.closed && len(h.ooo) == 0 && h.nextOff >= h.finOff {
+		h.finish("connection closed", ts)
+		if h.c.h[0].closed && h.c.h[1].closed {
+			h.c.p.endConn(h.c, "connection closed", ts, false)
+		}
+	}
+}
+
+func (h *half) data(off, end int64, payload []byte, pkt int, ts time.Time) {
+	if end <= h.nextOff {
+		h.retransmission(off, end-off, ts)
+		return
+	}
+	if off < h.nextOff {
+		cut := h.nextOff - off
+		h.retransmission(off, cut, ts)
+		payload = payload[min(cut, int64(len(payload))):]
+		off = h.nextOff
+	}
+	if off > h.nextOff {
+		h.hold(off, end, payload, pkt, ts)
+		return
+	}
+	h.deliver(end, payload, pkt, ts)
+	h.drain()
+}
+
+func (h *half) retransmission(off, n int64, ts time.Time) {
+	h.c.p.stats.Retransmissions++
+	h.emit(&Retransmission{Flow: h.flow(), StreamOffset: off, Length: n, Time: ts})
+}
+
+// deliver passes in-order bytes [nextOff, end), of which payload was captured.
+func (h *half) deliver(end int64, payload []byte, pkt int, ts time.Time) {
+	off := h.nextOff
+	if len(payload) > 0 {
+		h.frame(payload, off, pkt, ts)
+	}
+	if cut := off + int64(len(payload)); cut < end {
+		h.gap(cut, end-cut, ts)
+	}
+	h.advance(end)
+}
+
+func (h *half) advance(to int64) {
+	h.nextSeq += uint32(to - h.nextOff)
+	h.nextOff = to
+}
+
+// hold copies the parts of an out-of-order segment not held yet.
+func (h *half) hold(off, end int64, payload []byte, pkt int, ts time.Time) {
+	p := h.c.p
+	var overlap int64
+	cur := off
+	var pieces [][2]int64
+	for _, s := range h.ooo {
+		if s.end <= cur {
+			continue
+		}
+		if s.off >= end {
+			break
+		}
+		if s.off > cur {
+			pieces = append(pieces, [2]int64{cur, s.off})
+		}
+		overlap += min(s.end, end) - max(s.off, cur)
+		cur = max(cur, s.end)
+	}
+	if cur < end {
+		pieces = append(pieces, [2]int64{cur, end})
+	}
+	if overlap > 0 {
+		h.retransmission(off, overlap, ts)
+	}
+	for _, pc := range pieces {
+		lo := min(pc[0]-off, int64(len(payload)))
+		hi := min(pc[1]-off, int64(len(payload)))
+		data := append([]byte(nil), payload[lo:hi]...)
+		h.oooBytes += len(data)
+		p.buffered += len(data)
+		i := len(h.ooo)
+		for i > 0 && h.ooo[i-1].off > pc[0] {
+			i--
+		}
+		h.ooo = append(h.ooo, held{})
+		copy(h.ooo[i+1:], h.ooo[i:])
+		h.ooo[i] = held{off: pc[0], end: pc[1], data: data, pkt: pkt, ts: ts}
+	}
+	if len(h.ooo) > 0 && (h.oooBytes+h.reserved > p.cfg.MaxConnBuffer || p.buffered > p.cfg.MaxTotalBuffer) {
+		p.stats.BufferLimits++
+		h.emit(&BufferLimit{Flow: h.flow(), StreamOffset: h.ooo[0].off, Length: int64(h.oooBytes), Time: ts})
+		for len(h.ooo) > 0 && (h.oooBytes+h.reserved > p.cfg.MaxConnBuffer || p.buffered > p.cfg.MaxTotalBuffer) {
+			h.skipHole(ts)
+		}
+	}
+}
+
+// drain delivers held segments that became contiguous.
+func (h *half) drain() {
+	for len(h.ooo) > 0 && h.ooo[0].off <= h.nextOff {
+		s := h.ooo[0]
+		copy(h.ooo, h.ooo[1:])
+		h.ooo = h.ooo[:len(h.ooo)-1]
+		h.oooBytes -= len(s.data)
+		h.c.p.buffered -= len(s.data)
+		if s.end <= h.nextOff {
+			continue
+		}
+		cut := min(h.nextOff-s.off, int64(len(s.data)))
+		h.deliver(s.end, s.data[cut:], s.pkt, s.ts)
+	}
+}
+
+// skipHole gives up on the bytes missing before the first held segment.
+func (h *half) skipHole(ts time.Time) {
+	first := h.ooo[0].off
+	h.gap(h.nextOff, first-h.nextOff, ts)
+	h.advance(first)
+	h.drain()
+	h.checkFin(ts)
+}
+
+// gap reports lost bytes [off, off+n) and leaves the framer out of sync.
+func (h *half) gap(off, n int64, ts time.Time) {
+	p := h.c.p
+	hint := off + n
+	if h.resyncing {
+		h.scan(ts, true)
+	}
+	if h.resyncing {
+		h.flushJunk(off, ts)
+	} else if h.have > 0 {
+		h.incomplete("gap", ts)
+		if h.size > 0 {
+			hint = max(hint, h.fOff+h.size)
+		}
+	}
+	p.stats.Gaps++
+	p.stats.GapBytes += n
+	h.emit(&Gap{Flow: h.flow(), StreamOffset: off, Length: n, Time: ts})
+	h.startResync(off + n)
+	h.scanFrom = hint
+}
+
+// finish ends the direction: held data is delivered after gaps, a lost tail
+// before a FIN is a gap, and a cut frame is Incomplete.
+func (h *half) finish(reason string, ts time.Time) {
+	if h.closed || !h.started {
+		h.closed = true
+		return
+	}
+	for len(h.ooo) > 0 {
+		first := h.ooo[0].off
+		h.gap(h.nextOff, first-h.nextOff, ts)
+		h.advance(first)
+		h.drain()
+	}
+	if h.fin && h.nextOff < h.finOff {
+		h.gap(h.nextOff, h.finOff-h.nextOff, ts)
+		h.advance(h.finOff)
+	}
+	h.closed = true
+	if h.resyncing {
+		h.scan(ts, true)
+	}
+	if h.resyncing {
+		h.flushJunk(h.nextOff, ts)
+	} else if h.have > 0 {
+		h.incomplete(reason, ts)
+	}
+	h.release()
+}
+
+func (h *half) release() {
+	p := h.c.p
+	p.buffered -= h.oooBytes + h.reserved
+	h.oooBytes, h.reserved = 0, 0
+	h.ooo, h.buf, h.marks, h.rbuf, h.rmarks, h.spare, h.spareMarks, h.pk = nil, nil, nil, nil, nil, nil, nil, nil
+	h.have = 0
+}
+
+func (h *half) incomplete(reason string, ts time.Time) {
+	want := int64(-1)
+	if h.size > 0 {
+		want = h.size
+	}
+	h.emit(&Incomplete{Flow: h.flow(), StreamOffset: h.fOff, Have: h.have, Want: want, Reason: reason, Time: ts})
+	h.resetFrame()
+}
+
+func (h *half) resetFrame() {
+	h.c.p.buffered -= h.reserved
+	h.reserved = 0
+	h.have, h.size = 0, 0
+	if cap(h.buf) > 1<<20 {
+		h.buf = nil // keep memory flat after a large frame
+	}
+}
+
+// flushJunk reports the bytes skipped while out of sync, up to upTo.
+func (h *half) flushJunk(upTo int64, ts time.Time) {
+	if upTo > h.junkOff {
+		h.c.p.stats.UnparseableBytes += upTo - h.junkOff
+		h.emit(&Unparseable{Flow: h.flow(), StreamOffset: h.junkOff, Length: upTo - h.junkOff, Time: ts})
+	}
+	h.junkOff = upTo
+}
+
+func (h *half) startResync(at int64) {
+	h.resetFrame()
+	h.resyncing = true
+	h.rbuf, h.rmarks = h.rbuf[:0], h.rmarks[:0]
+	h.rOff, h.junkOff, h.scanFrom = at, at, at
+}
+
+// frame passes captured in-order bytes at stream offset off to the framer.
+func (h *half) frame(data []byte, off int64, pkt int, ts time.Time) {
+	switch {
+	case !h.c.decided:
+		h.probe(data, off, pkt, ts)
+	case h.resyncing:
+		h.resyncFeed(data, off, pkt, ts)
+	default:
+		h.synced(data, off, pkt, ts)
+	}
+}
+
+func (h *half) sizeOK(n int64) bool {
+	return n >= MinResponseSize && n <= int64(h.cfg().MaxFrame)
+}
+
+// synced splits bytes at frame boundaries. Frames wholly inside data are
+// emitted without copying; others are collected in buf.
+func (h *half) synced(data []byte, off int64, pkt int, ts time.Time) {
+	for len(data) > 0 {
+		if h.have == 0 {
+			if len(data) >= 4 {
+				n := int64(int32(binary.BigEndian.Uint32(data)))
+				if !h.sizeOK(n) {
+					h.corrupt(off)
+					h.resyncFeed(data, off, pkt, ts)
+					return
+				}
+				if total := n + 4; int64(len(data)) >= total {
+					h.emitWhole(data[:total], off, pkt, ts)
+					data, off = data[total:], off+total
+					continue
+				}
+			}
+			h.fOff, h.size, h.decidedWant, h.want = off, 0, false, false
+			h.buf, h.marks = h.buf[:0], h.marks[:0]
+			h.first = ts
+		}
+		if (len(h.marks) == 0 || h.marks[len(h.marks)-1].pkt != pkt) && len(h.marks) < MaxFramePackets {
+			h.marks = append(h.marks, mark{off, pkt, ts})
+		}
+		h.last = ts
+		var take int64
+		switch {
+		case h.size == 0:
+			take = min(4-h.have, int64(len(data)))
+		case !h.decidedWant:
+			take = min(min(h.size, 4+HeadLen)-h.have, int64(len(data)))
+		default:
+			take = min(h.size-h.have, int64(len(data)))
+		}
+		if h.size == 0 || !h.decidedWant || h.want {
+			h.buf = append(h.buf, data[:take]...)
+		}
+		h.have += take
+		data, off = data[take:], off+take
+		if h.size == 0 {
+			if h.have < 4 {
+				return
+			}
+			n := int64(int32(binary.BigEndian.Uint32(h.buf)))
+			if !h.sizeOK(n) {
+				h.corruptSplitPrefix(ts)
+				if len(data) > 0 {
+					h.frame(data, off, pkt, ts)
+				}
+				return
+			}
+			h.size = n + 4
+		}
+		if !h.decidedWant {
+			if h.have < min(h.size, 4+HeadLen) {
+				continue
+			}
+			h.decideWant(ts)
+		}
+		if h.have == h.size {
+			h.emitCollected()
+		}
+	}
+}
+
+// corrupt starts re-synchronising at a bad size prefix at off: the prefix
+// itself is not tried again.
+func (h *half) corrupt(off int64) {
+	h.startResync(off)
+	h.scanFrom = off + 1
+}
+
+// corruptSplitPrefix handles a bad prefix that arrived in several packets:
+// its 4 bytes are scanned again as candidates, with their packet numbers.
+func (h *half) corruptSplitPrefix(ts time.Time) {
+	var b [4]byte
+	copy(b[:], h.buf)
+	var ms [4]mark
+	nm := copy(ms[:], h.marks)
+	start := h.fOff
+	h.corrupt(start)
+	for i := 0; i < nm; i++ {
+		end := start + 4
+		if i+1 < nm {
+			end = ms[i+1].off
+		}
+		h.frame(b[ms[i].off-start:end-start], ms[i].off, ms[i].pkt, ms[i].ts)
+	}
+}
+
+func (h *half) decideWant(ts time.Time) {
+	h.decidedWant = true
+	h.noteCorr(h.buf)
+	cfg := h.cfg()
+	if h.size <= 4+HeadLen {
+		h.want = true
+		return
+	}
+	h.want = cfg.WantBody == nil || cfg.WantBody(h.flow(), h.buf[4:h.have])
+	if !h.want {
+		return
+	}
+	p := h.c.p
+	if h.size+int64(h.oooBytes) > int64(cfg.MaxConnBuffer) || int64(p.buffered)+h.size > int64(cfg.MaxTotalBuffer) {
+		h.want = false
+		p.stats.BufferLimits++
+		h.emit(&BufferLimit{Flow: h.flow(), StreamOffset: h.fOff, Length: h.size, Time: ts})
+		return
+	}
+	h.reserved = int(h.size)
+	p.buffered += h.reserved
+}
+
+// noteCorr remembers a request's correlation ID so the response direction
+// can re-synchronise on the matching response.
+func (h *half) noteCorr(f []byte) {
+	if h.fromClient && len(f) >= 12 {
+		h.corr[h.ncorr%RecentRequests] = int32(binary.BigEndian.Uint32(f[8:]))
+		h.ncorr++
+	}
+}
+
+// kickResponses gives a response direction waiting for a known request
+// another scan, after the request frame was emitted so that the caller sees
+// the request first.
+func (h *half) kickResponses(ts time.Time) {
+	if srv := &h.c.h[1]; h.fromClient && srv != h && srv.resyncing && len(srv.rbuf) >= 8 {
+		srv.scan(ts, false)
+	}
+}
+
+func (h *half) emitWhole(f []byte, off int64, pkt int, ts time.Time) {
+	h.noteCorr(f)
+	data, trunc := f, false
+	if len(f) > 4+HeadLen {
+		if wb := h.cfg().WantBody; wb != nil && !wb(h.flow(), f[4:4+HeadLen]) {
+			data, trunc = f[:4+HeadLen], true
+		}
+	}
+	h.pk = append(h.pk[:0], pkt)
+	h.c.p.stats.Frames++
+	h.emit(&Frame{Flow: h.flow(), StreamOffset: off, Size: len(f), Data: data, Truncated: trunc,
+		Packets: h.pk, First: ts, Last: ts})
+	h.kickResponses(ts)
+}
+
+func (h *half) emitCollected() {
+	h.pk = h.pk[:0]
+	for _, m := range h.marks {
+		h.pk = append(h.pk, m.pkt)
+	}
+	h.c.p.stats.Frames++
+	h.emit(&Frame{Flow: h.flow(), StreamOffset: h.fOff, Size: int(h.size), Data: h.buf, Truncated: !h.want,
+		Packets: h.pk, First: h.first, Last: h.last})
+	h.resetFrame()
+	h.kickResponses(h.last)
+}
+
+func (h *half) resyncFeed(data []byte, off int64, pkt int, ts time.Time) {
+	if len(h.rbuf) == 0 {
+		h.rOff = off
+	}
+	h.rbuf = append(h.rbuf, data...)
+	h.rmarks = append(h.rmarks, mark{off, pkt, ts})
+	if !h.fromClient && h.c.h[0].ncorr == 0 {
+		// No request to answer yet: keep the latest bytes, the client side
+		// may still find one (noteCorr scans again).
+		if len(h.rbuf) > maxPendingResponse {
+			h.dropPending(len(h.rbuf) - maxPendingResponse)
+		}
+		return
+	}
+	h.scan(ts, false)
+}
+
+// maxPendingResponse bounds the response bytes kept while no request is known.
+const maxPendingResponse = 64 << 10
+
+// dropPending forgets the first i bytes of rbuf.
+func (h *half) dropPending(i int) {
+	n := copy(h.rbuf, h.rbuf[i:])
+	h.rbuf = h.rbuf[:n]
+	h.rOff += int64(i)
+	k := 0
+	for k+1 < len(h.rmarks) && h.rmarks[k+1].off <= h.rOff {
+		k++
+	}
+	h.rmarks = h.rmarks[:copy(h.rmarks, h.rmarks[k:])]
+}
+
+// scan looks for the first plausible frame start in rbuf; see the package
+// documentation for the tests. A candidate whose head has not arrived yet
+// waits for more bytes, unless final (no more bytes will come before a gap
+// or the end): then it is skipped.
+func (h *half) scan(ts time.Time, final bool) {
+	cfg := h.cfg()
+	var corrMask uint64
+	if !h.fromClient {
+		c := &h.c.h[0]
+		for i := 0; i < min(c.ncorr, RecentRequests); i++ {
+			corrMask |= 1 << (uint32(c.corr[i]) & 63)
+		}
+	}
+	b := h.rbuf
+	i := 0
+	if d := h.scanFrom - h.rOff; d > 0 {
+		i = int(min(d, int64(len(b))))
+	}
+	for ; len(b)-i >= 4; i++ {
+		n := int64(int32(binary.BigEndian.Uint32(b[i:])))
+		if n > int64(cfg.MaxFrame) {
+			continue
+		}
+		if h.fromClient {
+			if n < MinRequestSize {
+				continue
+			}
+			need := 4 + int(min(n, HeadLen))
+			if len(b)-i < need {
+				if final {
+					continue
+				}
+				break
+			}
+			if cfg.PlausibleRequest != nil && !cfg.PlausibleRequest(b[i:i+need]) {
+				continue
+			}
+		} else {
+			if n < MinResponseSize {
+				continue
+			}
+			if len(b)-i < 8 {
+				break
+			}
+			corr := int32(binary.BigEndian.Uint32(b[i+4:]))
+			if corrMask&(1<<(uint32(corr)&63)) == 0 || !h.c.h[0].hasCorr(corr) {
+				continue
+			}
+		}
+		h.accept(i, ts)
+		if final && h.resyncing {
+			h.scan(ts, true)
+		}
+		return
+	}
+	if i > 0 {
+		h.dropPending(i)
+	}
+}
+
+func (h *half) hasCorr(corr int32) bool {
+	for i := 0; i < min(h.ncorr, RecentRequests); i++ {
+		if h.corr[i] == corr {
+			return true
+		}
+	}
+	return false
+}
+
+// accept re-enters sync at rbuf[i] and feeds the buffered bytes again.
+func (h *half) accept(i int, ts time.Time) {
+	start := h.rOff + int64(i)
+	h.flushJunk(start, ts)
+	old, oldOff, marks := h.rbuf, h.rOff, h.rmarks
+	// A nested re-synchronisation must not write into the bytes being fed.
+	h.rbuf, h.rmarks, h.spare, h.spareMarks = h.spare[:0], h.spareMarks[:0], nil, nil
+	h.resyncing = false
+	h.have = 0
+	end := oldOff + int64(len(old))
+	for j, m := range marks {
+		from := max(m.off, start)
+		to := end
+		if j+1 < len(marks) {
+			to = marks[j+1].off
+		}
+		if to > from {
+			h.frame(old[from-oldOff:to-oldOff], from, m.pkt, m.ts)
+		}
+	}
+	if h.spare == nil {
+		h.spare, h.spareMarks = old[:0], marks[:0]
+	}
+}
+
+// probe implements DetectPorts: a connection on unknown ports is followed
+// from the first segment that starts with a plausible request.
+func (h *half) probe(data []byte, off int64, pkt int, ts time.Time) {
+	pr := h.cfg().PlausibleRequest
+	if pr == nil || len(data) < 4 {
+		return
+	}
+	n := int64(int32(binary.BigEndian.Uint32(data)))
+	if n < MinRequestSize || n > int64(h.cfg().MaxFrame) {
+		return
+	}
+	need := 4 + int(min(n, HeadLen))
+	if len(data) < need || !pr(data[:need]) {
+		return
+	}
+	c := h.c
+	cl, srv := h, &c.h[0]
+	if h == &c.h[0] {
+		srv = &c.h[1]
+	}
+	if !h.fromClient {
+		c.key.Client, c.key.Server = c.key.Server, c.key.Client
+		cl.fromClient, srv.fromClient, c.swap = true, false, true
+	}
+	c.decided = true
+	c.p.detectedServer(c, ts)
+	if srv.started && (srv.nextOff > 0 || !srv.synSeen) {
+		srv.startResync(srv.nextOff)
+	}
+	cl.resyncing = false
+	cl.resetFrame()
+	cl.synced(data, off, pkt, ts)
+}
