@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
+	"github.com/google/gopacket/pcapgo"
+)
+
+// pcapBuilder writes a classic pcap of one or more TCP connections.
+type pcapBuilder struct {
+	t   *testing.T
+	buf bytes.Buffer
+	w   *pcapgo.Writer
+	ts  time.Time
+}
+
+func newPcap(t *testing.T) *pcapBuilder {
+	b := &pcapBuilder{t: t, ts: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	b.w = pcapgo.NewWriter(&b.buf)
+	if err := b.w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// tcpConn is one side-aware connection: client and server sequence numbers.
+type tcpConn struct {
+	b            *pcapBuilder
+	cip, sip     net.IP
+	cport, sport uint16
+	cseq, sseq   uint32
+}
+
+func (b *pcapBuilder) conn(cport, sport uint16) *tcpConn {
+	c := &tcpConn{b: b, cip: net.IP{192, 0, 2, 10}, sip: net.IP{192, 0, 2, 1}, cport: cport, sport: sport, cseq: 1000, sseq: 5000}
+	c.packet(true, true, false, nil)
+	c.cseq++
+	c.packet(false, true, false, nil)
+	c.sseq++
+	return c
+}
+
+func (c *tcpConn) packet(fromClient, syn, fin bool, payload []byte) {
+	b := c.b
+	eth := &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, EthernetType: layers.EthernetTypeIPv4}
+	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: c.cip, DstIP: c.sip}
+	tcp := &layers.TCP{SrcPort: layers.TCPPort(c.cport), DstPort: layers.TCPPort(c.sport), Seq: c.cseq, Ack: c.sseq, ACK: !syn || !fromClient, SYN: syn, FIN: fin, PSH: len(payload) > 0, Window: 65535}
+	if !fromClient {
+		ip.SrcIP, ip.DstIP = c.sip, c.cip
+		tcp.SrcPort, tcp.DstPort = layers.TCPPort(c.sport), layers.TCPPort(c.cport)
+		tcp.Seq, tcp.Ack = c.sseq, c.cseq
+	}
+	tcp.SetNetworkLayerForChecksum(ip)
+	sb := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(sb, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, eth, ip, tcp, gopacket.Payload(payload)); err != nil {
+		b.t.Fatal(err)
+	}
+	b.ts = b.ts.Add(time.Millisecond)
+	data := sb.Bytes()
+	if err := b.w.WritePacket(gopacket.CaptureInfo{Timestamp: b.ts, CaptureLength: len(data), Length: len(data)}, data); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (c *tcpConn) send(fromClient bool, frame []byte) {
+	c.packet(fromClient, false, false, frame)
+	if fromClient {
+		c.cseq += uint32(len(frame))
+	} else {
+		c.sseq += uint32(len(frame))
+	}
+}
+
+func (b *pcapBuilder) file() string {
+	p := filepath.Join(b.t.TempDir(), "c.pcap")
+	if err := os.WriteFile(p, b.buf.Bytes(), 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	return p
+}
+
+func seed(t *testing.T, name string) []byte {
+	b, err := os.ReadFile("../../testdata/frames/" + name + ".bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// withCorr returns a copy of a request or response frame with another correlation id.
+func withCorr(frame []byte, corr int32, request bool) []byte {
+	f := bytes.Clone(frame)
+	off := 4
+	if request {
+		off = 8
+	}
+	binary.BigEndian.PutUint32(f[off:], uint32(corr))
+	return f
+}
+
+// metadataRequest is a Metadata v1 request (non-flexible) with no topics.
+func metadataRequest(corr int32) []byte {
+	b := []byte{0, 0, 0, 0, 0, 3, 0, 1, 0, 0, 0, 0, 0, 3, 'c', 'l', 'i', 0xff, 0xff, 0xff, 0xff}
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	binary.BigEndian.PutUint32(b[8:], uint32(corr))
+	return b
+}
+
+func aclCapture(t *testing.T) string {
+	b := newPcap(t)
+	c := b.conn(50500, 9092)
+	c.send(true, metadataRequest(1))
+	c.send(false, []byte{0, 0, 0, 8, 0, 0, 0, 1, 0, 0, 0, 0})
+	c.send(true, withCorr(seed(t, "createacls-v3-request"), 2, true))
+	c.send(false, withCorr(seed(t, "createacls-v3-response"), 2, false))
+	c.send(false, withCorr(seed(t, "createacls-v3-response"), 99, false)) // no such request
+	return b.file()
+}
+
+func TestCaptureSummaryMatchesRequestsAndResponses(t *testing.T) {
+	out, stderr, code := runCLI(t, "", "--summary", aclCapture(t))
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	expect := []string{
+		`#3 2026-03-01T12:00:00.005000Z 192.0.2.10:50500 → 192.0.2.1:9092 CreateAcls v3 request corr=2: UNKNOWN "" UNKNOWN on UNKNOWN "" (UNKNOWN) from "" (response #4)`,
+		`#4 2026-03-01T12:00:00.006000Z 192.0.2.1:9092 → 192.0.2.10:50500 CreateAcls v3 response corr=2: 1 result, all ok (request #3, 1.000 ms)`,
+		`!! 2026-03-01T12:00:00.007000Z #5 192.0.2.1:9092 → 192.0.2.10:50500 response corr=99 unmatched: its request was not captured (19 bytes)`,
+	}
+	if strings.Join(lines, "\n") != strings.Join(expect, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", out, strings.Join(expect, "\n"))
+	}
+}
+
+func TestCaptureAllAndAPIFilter(t *testing.T) {
+	file := aclCapture(t)
+	out, _, code := runCLI(t, "", "--summary", "--all", file)
+	if code != 0 || !strings.HasPrefix(out, "#1 2026-03-01T12:00:00.003000Z 192.0.2.10:50500 → 192.0.2.1:9092 Metadata v1 request corr=1: client cli (response #2)\n") {
+		t.Errorf("--all: exit %d\n%s", code, out)
+	}
+	if !strings.Contains(out, "#2 2026-03-01T12:00:00.004000Z 192.0.2.1:9092 → 192.0.2.10:50500 Metadata v1 response corr=1 (request #1, 1.000 ms)\n") {
+		t.Errorf("--all lacks the Metadata response:\n%s", out)
+	}
+	out, _, _ = runCLI(t, "", "--summary", "--api", "metadata", file)
+	if strings.Contains(out, "CreateAcls") || !strings.Contains(out, "Metadata v1 request") {
+		t.Errorf("--api metadata:\n%s", out)
+	}
+}
+
+func TestCaptureJSONContract(t *testing.T) {
+	out, _, code := runCLI(t, "", "--json", aclCapture(t))
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("invalid JSON line %q: %v", l, err)
+		}
+		lines = append(lines, m)
+	}
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), out)
+	}
+	req, resp, ev := lines[0], lines[1], lines[2]
+	check := func(m map[string]any, key string, want any) {
+		t.Helper()
+		got, _ := json.Marshal(m[key])
+		w, _ := json.Marshal(want)
+		if string(got) != string(w) {
+			t.Errorf("%s = %s, want %s", key, got, w)
+		}
+	}
+	check(req, "index", 3)
+	check(req, "time", "2026-03-01T12:00:00.005Z")
+	check(req, "src", "192.0.2.10:50500")
+	check(req, "dst", "192.0.2.1:9092")
+	check(req, "direction", "request")
+	check(req, "stream_offset", 21) // the 21-byte Metadata request came first
+	check(req, "packets", []int{5})
+	check(req, "peer", 4)
+	check(req, "api_key", 30)
+	check(req, "correlation_id", 2)
+	if _, ok := req["latency_us"]; ok {
+		t.Error("a request has no latency")
+	}
+	check(resp, "direction", "response")
+	check(resp, "peer", 3)
+	check(resp, "latency_us", 1000)
+	check(resp, "stream_offset", 12)
+	check(ev, "event", "unmatched_response")
+	check(ev, "correlation_id", 99)
+	check(ev, "index", 5)
+}
+
+func TestCaptureInputErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		return p
+	}
+	text := write("notes.txt", []byte("Hello, world\n"))
+	empty := write("empty.pcap", nil)
+	good, _ := os.ReadFile(aclCapture(t))
+	trunc := write("trunc.pcap", good[:len(good)-7])
+	cases := []struct {
+		file, want string
+	}{
+		{text, text + ": not a pcap or pcapng file"},
+		{empty, empty + ": empty file"},
+		{dir, dir + ": is a directory, not a capture file"},
+		{filepath.Join(dir, "missing.pcap"), filepath.Join(dir, "missing.pcap") + ": no such file"},
+		{trunc, trunc + ": "},
+	}
+	for _, c := range cases {
+		_, stderr, code := runCLI(t, "", "--summary", c.file)
+		if code != 1 || !strings.HasPrefix(stderr, "kdissect: "+c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 and one line starting %q", filepath.Base(c.file), code, stderr, "kdissect: "+c.want)
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kdissect/kdissect/dissect"
+)
+
+const frameUsage = `Usage: kdissect frame [flags] [FILE | -]
+
+Decodes one Kafka frame (size prefix included) from a binary FILE, from
+standard input (-), or from --hex. Requests carry their API key; a response
+needs --response --api KEY --version N.
+
+Examples:
+  kdissect frame testdata/frames/createacls-v3-request.bin
+  kdissect frame -x --hex 00000015001e000300000000000000020001000101000000 00
+  kdissect frame --response --api CreateAcls --version 3 resp.bin
+  kdissect frame --json - < req.bin | jq .summary
+
+Flags:
+`
+
+// maxFrameInput bounds what the frame subcommand reads: a frame is at
+// most --max-frame bytes in a capture too.
+const maxFrameInput = 64 << 20
+
+func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
+	fs := flag.NewFlagSet("kdissect frame", flag.ContinueOnError)
+	hexIn := fs.String("hex", "", "the frame as hex (spaces, colons and a 0x prefix are ignored)")
+	response := fs.Bool("response", false, "the frame is a response (needs --api and --version)")
+	apiFlag := fs.String("api", "", "API key of the response: number or name (30, CreateAcls)")
+	version := fs.Int("version", -1, "API version of the response")
+	asJSON := fs.Bool("json", false, "print the message as JSON (the contract in README.md)")
+	hexDump := fs.Bool("x", false, "add the byte layout: 16 bytes a row, annotated with the fields they hold")
+	summary := fs.Bool("summary", false, "print the one-line summary only")
+	schemaDir := fs.String("schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")
+	tui := fs.Bool("tui", false, "open the frame in the interactive hex explorer")
+	positional, err := parseInterspersed(fs, frameUsage, args, stdout)
+	if err != nil {
+		return false, err
+	}
+	frame, err := readFrameInput(*hexIn, positional, stdin)
+	if err != nil {
+		return false, err
+	}
+	reg, err := loadSchemaDir(*schemaDir)
+	if err != nil {
+		return false, err
+	}
+	var m *dissect.Message
+	if *response {
+		if *apiFlag == "" || *version < 0 {
+			return false, usageError{"a response needs --api and --version: it does not carry its API key"}
+		}
+		key, err := parseAPI(*apiFlag)
+		if err != nil {
+			return false, err
+		}
+		if *version > 32767 {
+			return false, usageError{fmt.Sprintf("version %d is out of range", *version)}
+		}
+		m = reg.DecodeResponse(frame, key, int16(*version))
+	} else {
+		if *apiFlag != "" || *version >= 0 {
+			return false, usageError{"--api and --version describe a response: add --response (a request carries its own)"}
+		}
+		m = reg.DecodeRequest(frame)
+	}
+	if *tui {
+		return len(m.Problems) > 0, runFrameTUI(m)
+	}
+	var out []byte
+	switch {
+	case *asJSON:
+		out = dissect.AppendJSON(out, m)
+		out = append(out, '\n')
+	case *summary:
+		out = append(out, dissect.Escape(m.Summary)...)
+		out = append(out, '\n')
+	default:
+		out = dissect.AppendText(out, m.Tree)
+		if *hexDump {
+			out = append(out, '\n')
+			out = dissect.AppendHexDump(out, m.Raw, m.Tree)
+		}
+	}
+	if _, err := stdout.Write(out); err != nil {
+		return false, err
+	}
+	return len(m.Problems) > 0, nil
+}
+
+func readFrameInput(hexIn string, args []string, stdin io.Reader) ([]byte, error) {
+	switch {
+	case hexIn != "" && len(args) > 0:
+		return nil, usageError{"give the frame either with --hex or as a FILE, not both"}
+	case hexIn != "":
+		return parseHex(hexIn)
+	case len(args) == 0:
+		return nil, usageError{"no frame: give a FILE, - for standard input, or --hex"}
+	case len(args) > 1:
+		// A hex string split by the shell lands here: join it back.
+		if b, err := parseHex(strings.Join(args, "")); err == nil {
+			return b, nil
+		}
+		return nil, usageError{"one frame at a time: give a single FILE"}
+	}
+	var r io.Reader = stdin
+	name := "standard input"
+	if args[0] != "-" {
+		name = args[0]
+		st, err := os.Stat(name)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%s: %v", name, plainErr(err))
+		case st.IsDir():
+			return nil, fmt.Errorf("%s: is a directory, not a frame file", name)
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", name, plainErr(err))
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxFrameInput+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %v", name, plainErr(err))
+	case len(b) > maxFrameInput:
+		return nil, fmt.Errorf("%s: more than %d MiB: not a single frame", name, maxFrameInput>>20)
+	case len(b) == 0:
+		return nil, fmt.Errorf("%s: empty: no frame to decode", name)
+	}
+	return b, nil
+}
+
+func parseHex(s string) ([]byte, error) {
+	s = strings.NewReplacer(" ", "", "\n", "", "\t", "", ":", "", "\r", "").Replace(s)
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+	if s == "" {
+		return nil, usageError{"--hex is empty"}
+	}
+	if len(s)%2 == 1 {
+		return nil, usageError{fmt.Sprintf("--hex has an odd number of digits (%d)", len(s))}
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		if e, ok := err.(hex.InvalidByteError); ok {
+			return nil, usageError{fmt.Sprintf("--hex: %q is not a hex digit", rune(e))}
+		}
+		return nil, usageError{"--hex: " + err.Error()}
+	}
+	return b, nil
+}
+
+// plainErr drops the "open NAME:" prefix os errors repeat.
+func plainErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/reassembly"
+)
+
+// selector decides which APIs are shown.
+type selector struct {
+	filter map[int16]bool // --api; nil: the ACL APIs, or all with --all
+	all    bool
+}
+
+func (s selector) wants(key int16) bool {
+	if s.filter != nil {
+		return s.filter[key]
+	}
+	return s.all || key == 30 || key == 31
+}
+
+// Bounds on what the session holds while it matches responses to requests.
+const (
+	maxPendingPerConn = 4096             // requests awaiting a response on one connection
+	maxQueued         = 1 << 16          // messages held for their peer before printing
+	holdFor           = 30 * time.Second // capture time a request waits for its response
+)
+
+// pending is a request awaiting its response.
+type pending struct {
+	key, ver int16
+	index    int
+	last     time.Time // the request's last byte
+	held     *item     // the request itself while it waits in the queue
+}
+
+// item is one line of output in the making: a message (decoded when it is
+// printed, so the queue holds bytes, not trees) or an event.
+type item struct {
+	index    int // Kafka message number, 1-based over the capture; 0 for events
+	flow     reassembly.Flow
+	time     time.Time
+	offset   int64
+	packets  []int
+	frame    []byte
+	dir      dissect.Direction
+	key, ver int16
+	peer     int
+	latency  time.Duration
+	hasLat   bool
+	waiting  bool // a request held until its response shows up
+	event    reassembly.Event
+	corr     int32 // unmatched responses
+	size     int
+}
+
+// printer writes items; session decides what and when.
+type printer interface {
+	message(it *item, m *dissect.Message)
+	event(it *item)
+}
+
+// session matches responses to requests per connection and prints
+// messages in capture order. In file mode a request is held until its
+// response arrives (or its connection ends, or holdFor of capture time
+// passes) so that its line can name the response: output order is still
+// the capture's order.
+type session struct {
+	reg        *dissect.Registry
+	sel        selector
+	p          printer
+	text       bool // a person reads the output: retransmissions are noise there
+	hold       bool
+	limit      int
+	printed    int
+	index      int
+	malformed  bool
+	now        time.Time
+	conns      map[uint64]map[int32]*pending
+	queue      []*item
+	afterPrint func()
+}
+
+func newSession(reg *dissect.Registry, sel selector, p printer, text bool) *session {
+	return &session{reg: reg, sel: sel, p: p, text: text, conns: map[uint64]map[int32]*pending{}}
+}
+
+func (s *session) stopped() bool { return s.limit > 0 && s.printed >= s.limit }
+
+// wantBody tells the pipeline whether to buffer a frame's body: only for
+// messages that will be printed, which is what lets it skip large Produce
+// and Fetch frames cheaply.
+func (s *session) wantBody(f reassembly.Flow, head []byte) bool {
+	if len(head) < 4 {
+		return true
+	}
+	if f.FromClient {
+		return s.sel.wants(int16(binary.BigEndian.Uint16(head)))
+	}
+	p := s.conns[f.ConnID][int32(binary.BigEndian.Uint32(head))]
+	return p == nil || s.sel.wants(p.key)
+}
+
+func (s *session) event(e reassembly.Event) {
+	switch e := e.(type) {
+	case *reassembly.Frame:
+		s.now = e.Last
+		if e.FromClient {
+			s.request(e)
+		} else {
+			s.response(e)
+		}
+	case *reassembly.ConnEnd:
+		for _, p := range s.conns[e.ConnID] {
+			if p.held != nil {
+				p.held.waiting = false
+			}
+		}
+		delete(s.conns, e.ConnID)
+	case *reassembly.Retransmission:
+		if !s.text {
+			s.enqueue(&item{event: e, time: e.Time})
+		}
+	case *reassembly.Unparseable:
+		s.malformed = true
+		s.enqueue(&item{event: e, time: e.Time})
+	case *reassembly.Gap:
+		s.enqueue(&item{event: e, time: e.Time})
+	case *reassembly.Incomplete:
+		s.enqueue(&item{event: e, time: e.Time})
+	case *reassembly.BufferLimit:
+		s.enqueue(&item{event: e, time: e.Time})
+	case *reassembly.PortDetected:
+		s.enqueue(&item{event: e, time: e.Time})
+	}
+	s.pump()
+}
+
+func (s *session) newItem(f *reassembly.Frame) *item {
+	s.index++
+	return &item{
+		index:   s.index,
+		flow:    f.Flow,
+		time:    f.First,
+		offset:  f.StreamOffset,
+		packets: append([]int(nil), f.Packets...),
+		size:    f.Size,
+	}
+}
+
+func (s *session) request(f *reassembly.Frame) {
+	it := s.newItem(f)
+	h, ok := dissect.PeekRequest(f.Data)
+	if ok {
+		conn := s.conns[f.ConnID]
+		if conn == nil {
+			conn = map[int32]*pending{}
+			s.conns[f.ConnID] = conn
+		}
+		if len(conn) >= maxPendingPerConn {
+			// A client that never reads its responses (or acks=0 producers)
+			// must not grow this without bound; forget the oldest.
+			s.evictOldest(conn)
+		}
+		p := &pending{key: h.APIKey, ver: h.APIVersion, index: it.index, last: f.Last}
+		conn[h.CorrelationID] = p
+		if !s.sel.wants(h.APIKey) {
+			return
+		}
+		it.waiting = s.hold
+		p.held = it
+	}
+	it.dir, it.key, it.ver = dissect.Request, h.APIKey, h.APIVersion
+	it.frame = append([]byte(nil), f.Data...)
+	s.enqueue(it)
+}
+
+func (s *session) evictOldest(conn map[int32]*pending) {
+	var oldCorr int32
+	var old *pending
+	for c, p := range conn {
+		if old == nil || p.index < old.index {
+			oldCorr, old = c, p
+		}
+	}
+	if old != nil {
+		if old.held != nil {
+			old.held.waiting = false
+		}
+		delete(conn, oldCorr)
+	}
+}
+
+func (s *session) response(f *reassembly.Frame) {
+	it := s.newItem(f)
+	corr, _ := dissect.PeekCorrelationID(f.Data)
+	p := s.conns[f.ConnID][corr]
+	if p == nil {
+		it.event, it.corr = unmatched{}, corr
+		s.enqueue(it)
+		return
+	}
+	delete(s.conns[f.ConnID], corr)
+	if p.held != nil {
+		p.held.peer = it.index
+		p.held.waiting = false
+	}
+	if !s.sel.wants(p.key) {
+		return
+	}
+	it.dir, it.key, it.ver = dissect.Response, p.key, p.ver
+	it.peer = p.index
+	it.latency, it.hasLat = f.First.Sub(p.last), true
+	it.frame = append([]byte(nil), f.Data...)
+	s.enqueue(it)
+}
+
+// unmatched marks a response whose request was not captured.
+type unmatched struct{ reassembly.Event }
+
+func (s *session) enqueue(it *item) { s.queue = append(s.queue, it) }
+
+// pump prints the queue up to the first request still waiting for its
+// response.
+func (s *session) pump() {
+	n := 0
+	for _, it := range s.queue {
+		if it.waiting && s.now.Sub(it.time) < holdFor && len(s.queue)-n < maxQueued {
+			break
+		}
+		s.print(it)
+		n++
+	}
+	if n > 0 {
+		clear(s.queue[:n])
+		s.queue = s.queue[n:]
+		if len(s.queue) == 0 {
+			s.queue = s.queue[:0:0]
+		}
+	}
+}
+
+func (s *session) flushAll() {
+	for _, it := range s.queue {
+		s.print(it)
+	}
+	s.queue = nil
+}
+
+func (s *session) print(it *item) {
+	if s.stopped() {
+		return
+	}
+	if it.event != nil {
+		s.p.event(it)
+	} else {
+		var m *dissect.Message
+		if it.dir == dissect.Request {
+			m = s.reg.DecodeRequest(it.frame)
+		} else {
+			m = s.reg.DecodeResponse(it.frame, it.key, it.ver)
+		}
+		if len(m.Problems) > 0 {
+			s.malformed = true
+		}
+		s.p.message(it, m)
+		s.printed++
+	}
+	if s.afterPrint != nil {
+		s.afterPrint()
+	}
+}
