@@ -108,72 +108,81 @@ func TestRealCapturesMatchWhatClientsSent(t *testing.T) {
 				t.Fatal(err)
 			}
 			lines := decodeCapture(t, "--port", strconv.Itoa(sc.BrokerPort), "../../testdata/pcaps/"+name+".pcap")
-			byKey := map[string]decodedLine{}
-			seen := 0
-			for _, d := range lines {
-				if d.Event != "" {
-					if d.Event != "retransmission" {
-						t.Errorf("unexpected event %+v", d)
-					}
-					continue
-				}
-				port := d.Src
-				if d.Direction == "response" {
-					port = d.Dst
-				}
-				port = port[strings.LastIndexByte(port, ':')+1:]
-				k := fmt.Sprintf("%s/%d/%s", port, d.CorrelationID, d.Direction)
-				if _, dup := byKey[k]; dup {
-					t.Errorf("message %s decoded twice", k)
-				}
-				byKey[k] = d
-				seen++
-			}
-			if want := 2 * len(sc.Exchanges); seen != want {
-				t.Errorf("%d ACL messages decoded, the clients exchanged %d", seen, want)
-			}
-			versions := map[string]bool{}
-			for _, ex := range sc.Exchanges {
-				for _, dir := range []string{"request", "response"} {
-					k := fmt.Sprintf("%d/%d/%s", ex.ClientPort, ex.CorrelationID, dir)
-					d, ok := byKey[k]
-					if !ok {
-						t.Errorf("%s: not decoded", k)
-						continue
-					}
-					if d.APIKey != ex.API || d.APIVersion != ex.Version || len(d.Problems) != 0 || d.Peer == nil {
-						t.Errorf("%s: api %d v%d problems %v peer %v; want api %d v%d, no problems, a peer", k, d.APIKey, d.APIVersion, d.Problems, d.Peer, ex.API, ex.Version)
-					}
-					var root jsonNode
-					if err := json.Unmarshal(d.Tree, &root); err != nil {
-						t.Fatal(err)
-					}
-					var body *jsonNode
-					for _, c := range root.Children {
-						if strings.HasSuffix(c.Category, "body") {
-							body = c
-						}
-					}
-					want := ex.Request
-					if dir == "response" {
-						want = ex.Response
-					}
-					if body == nil {
-						t.Errorf("%s: no body in the tree", k)
-						continue
-					}
-					got := bodyValues(body)
-					if !reflect.DeepEqual(got, any(want)) {
-						gj, _ := json.Marshal(got)
-						wj, _ := json.Marshal(want)
-						t.Errorf("%s v%d: decoded\n%s\nclient side\n%s", k, ex.Version, gj, wj)
-					}
-					versions[fmt.Sprintf("%d v%d", ex.API, ex.Version)] = true
-				}
-			}
+			versions := compareWithClients(t, sc, lines)
 			t.Logf("%d exchanges checked: %v", len(sc.Exchanges), versions)
 		})
 	}
+}
+
+// compareWithClients checks that lines hold each exchange of sc exactly
+// once, request and response, with every body field as the client saw it.
+// It returns the API versions it checked.
+func compareWithClients(t *testing.T, sc sidecar, lines []decodedLine) map[string]bool {
+	t.Helper()
+	byKey := map[string]decodedLine{}
+	for _, d := range lines {
+		if d.Event != "" {
+			if d.Event != "retransmission" && d.Event != "port_detected" {
+				t.Errorf("unexpected event %+v", d)
+			}
+			continue
+		}
+		port := d.Src
+		if d.Direction == "response" {
+			port = d.Dst
+		}
+		port = port[strings.LastIndexByte(port, ':')+1:]
+		k := fmt.Sprintf("%s/%d/%s", port, d.CorrelationID, d.Direction)
+		if _, dup := byKey[k]; dup {
+			t.Errorf("message %s decoded twice", k)
+		}
+		byKey[k] = d
+	}
+	if want := 2 * len(sc.Exchanges); len(byKey) != want {
+		t.Errorf("%d ACL messages decoded, the clients exchanged %d", len(byKey), want)
+	}
+	versions := map[string]bool{}
+	for _, ex := range sc.Exchanges {
+		for _, dir := range []string{"request", "response"} {
+			k := fmt.Sprintf("%d/%d/%s", ex.ClientPort, ex.CorrelationID, dir)
+			d, ok := byKey[k]
+			if !ok {
+				t.Errorf("%s: not decoded", k)
+				continue
+			}
+			if d.APIKey != ex.API || d.APIVersion != ex.Version || len(d.Problems) != 0 {
+				t.Errorf("%s: api %d v%d problems %v; want api %d v%d, no problems", k, d.APIKey, d.APIVersion, d.Problems, ex.API, ex.Version)
+			}
+			if dir == "response" && d.Peer == nil {
+				t.Errorf("%s: response without its request's index", k)
+			}
+			var root jsonNode
+			if err := json.Unmarshal(d.Tree, &root); err != nil {
+				t.Fatal(err)
+			}
+			var body *jsonNode
+			for _, c := range root.Children {
+				if strings.HasSuffix(c.Category, "body") {
+					body = c
+				}
+			}
+			want := ex.Request
+			if dir == "response" {
+				want = ex.Response
+			}
+			if body == nil {
+				t.Errorf("%s: no body in the tree", k)
+				continue
+			}
+			if got := bodyValues(body); !reflect.DeepEqual(got, any(want)) {
+				gj, _ := json.Marshal(got)
+				wj, _ := json.Marshal(want)
+				t.Errorf("%s v%d: decoded\n%s\nclient side\n%s", k, ex.Version, gj, wj)
+			}
+			versions[fmt.Sprintf("%d v%d", ex.API, ex.Version)] = true
+		}
+	}
+	return versions
 }
 
 func TestRealCapturesCoverEveryVersion(t *testing.T) {

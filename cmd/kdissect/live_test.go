@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kdissect/kdissect/internal/traffic"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// kdissectBinary builds the command once for the tests that run it as a
+// user would: in a terminal, or capturing live.
+func kdissectBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kdissect-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "kdissect")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = &buildError{out: string(out), err: err}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
+
+// needRoot skips where live capture cannot work, except in CI, which runs
+// as root: there a skip would hide a broken capture.
+func needRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI must run as root for the live-capture test")
+		}
+		t.Skip("live capture needs root")
+	}
+}
+
+// A real client (franz-go kadm) talks to kfake on loopback while the
+// kdissect binary captures lo; every ACL message it prints must match
+// what the client sent and received.
+func TestLiveCaptureOnLoopback(t *testing.T) {
+	needRoot(t)
+	bin := kdissectBinary(t)
+	broker, err := traffic.StartBroker(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer broker.Close()
+
+	pcapOut := filepath.Join(t.TempDir(), "live.pcap")
+	cmd := exec.Command(bin, "--iface", "lo", "--port", strconv.Itoa(broker.Port), "--json", "--duration", "60s", "-w", pcapOut)
+	stdout, _ := cmd.StdoutPipe()
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	ready := make(chan string, 1)
+	var errText strings.Builder
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			errText.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "capturing on lo") {
+				ready <- sc.Text()
+			}
+		}
+	}()
+	lines := make(chan string, 1024)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	select {
+	case <-ready:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("kdissect did not start capturing: %s", errText.String())
+	}
+
+	exchanges, err := traffic.Run("kadm", broker.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := traffic.ExpectJSON(exchanges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc sidecar
+	if err := json.Unmarshal(want, &sc); err != nil {
+		t.Fatal(err)
+	}
+
+	// Collect until every ACL message has been printed, then stop the
+	// capture the way a user does.
+	var got []decodedLine
+	messages := 0
+	deadline := time.After(30 * time.Second)
+collect:
+	for messages < 2*len(sc.Exchanges) {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				break collect
+			}
+			var d decodedLine
+			if err := json.Unmarshal([]byte(l), &d); err != nil {
+				t.Fatalf("bad NDJSON %q: %v", l, err)
+			}
+			got = append(got, d)
+			if d.Event == "" {
+				messages++
+			}
+		case <-deadline:
+			t.Fatalf("only %d of %d ACL messages printed", messages, 2*len(sc.Exchanges))
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	for l := range lines {
+		var d decodedLine
+		json.Unmarshal([]byte(l), &d)
+		got = append(got, d)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("kdissect exited with %v: %s", err, errText.String())
+	}
+	compareWithClients(t, sc, got)
+
+	// -w kept the packets: reading them back gives the same messages.
+	again := decodeCapture(t, "--port", strconv.Itoa(broker.Port), pcapOut)
+	compareWithClients(t, sc, again)
+}
