@@ -50,10 +50,20 @@ type decoder struct {
 	stack []*Node // children of the nodes being built, innermost last
 	slab  []Node  // node storage, handed out in chunks so pointers stay valid
 	ptrs  []*Node // storage for Children slices
+
+	// The message and first chunks of storage live in the decoder, so
+	// that a small frame costs one allocation for all of them; the tree
+	// keeps the decoder alive, which holds nothing else of size.
+	m      Message
+	slab0  [24]Node
+	ptrs0  [32]*Node
+	stack0 [16]*Node
 }
 
 func newDecoder(b []byte) *decoder {
-	return &decoder{b: b, end: len(b), slab: make([]Node, 0, 24), ptrs: make([]*Node, 0, 32), stack: make([]*Node, 0, 16)}
+	d := &decoder{b: b, end: len(b)}
+	d.slab, d.ptrs, d.stack = d.slab0[:0], d.ptrs0[:0], d.stack0[:0]
+	return d
 }
 
 func (d *decoder) node(name, typ string, k Kind) *Node {
@@ -137,6 +147,7 @@ func (d *decoder) uvarintLeaf(name, doc string) (*Node, uint32, bool) {
 	n.Doc = doc
 	v, ok := d.uvarint(n)
 	n.Int = int64(v)
+	n.noval = !ok
 	n.Size = d.off - n.Offset
 	return n, v, ok
 }
@@ -195,6 +206,7 @@ func (d *decoder) fixed(k kind, name, typ string) *Node {
 	n := d.node(name, typ, KindInt)
 	size := fixedSize[k]
 	if !d.need(n, size) {
+		n.noval = true // nothing was read: show no value rather than a made-up 0
 		return n
 	}
 	b := d.b[d.off:]
@@ -277,17 +289,25 @@ func (d *decoder) str(f *Field, name, typ string) {
 	n.Doc = f.About
 	flex := d.fieldFlexible(f)
 	l, ok := d.length(n, flex, true)
-	if ok && d.prefix(n, f, l, n.Offset, "string") && l >= 0 {
-		s := d.b[d.off : d.off+int(l)]
-		if len(s) > 0 {
-			n.Str = string(s)
+	n.noval = true // until the whole value has been read
+	if ok {
+		// The raw length is worth showing even when it is bad; a length
+		// that was never read is not.
+		n.lenKind, n.rawLen = lengthKind(flex, lenInt16), l
+		if d.prefix(n, f, l, n.Offset, "string") {
+			n.noval = false
+			if l >= 0 {
+				s := d.b[d.off : d.off+int(l)]
+				if len(s) > 0 {
+					n.Str = string(s)
+				}
+				if !utf8.Valid(s) {
+					d.problem(n, d.off, f.Name+" is not valid UTF-8")
+				}
+				d.off += int(l)
+			}
 		}
-		if !utf8.Valid(s) {
-			d.problem(n, d.off, f.Name+" is not valid UTF-8")
-		}
-		d.off += int(l)
 	}
-	n.note = lengthNote(flex, "int16", l)
 	n.Size = d.off - n.Offset
 }
 
@@ -296,19 +316,25 @@ func (d *decoder) bytesField(f *Field, name, typ string) {
 	n.Doc = f.About
 	flex := d.fieldFlexible(f)
 	l, ok := d.length(n, flex, false)
-	if ok && d.prefix(n, f, l, n.Offset, "bytes") && l >= 0 {
-		n.Bytes = d.b[d.off : d.off+int(l) : d.off+int(l)]
-		d.off += int(l)
+	n.noval = true // until the whole value has been read
+	if ok {
+		n.lenKind, n.rawLen = lengthKind(flex, lenInt32), l
+		if d.prefix(n, f, l, n.Offset, "bytes") {
+			n.noval = false
+			if l >= 0 {
+				n.Bytes = d.b[d.off : d.off+int(l) : d.off+int(l)]
+				d.off += int(l)
+			}
+		}
 	}
-	n.note = lengthNote(flex, "int32", l)
 	n.Size = d.off - n.Offset
 }
 
-func lengthNote(flex bool, width string, l int64) string {
+func lengthKind(flex bool, width lenKind) lenKind {
 	if flex {
-		return "compact, len+1=" + strconv.FormatInt(l+1, 10)
+		return lenCompact
 	}
-	return width + " len=" + strconv.FormatInt(l, 10)
+	return width
 }
 
 func (d *decoder) array(f *Field) {
@@ -324,6 +350,7 @@ func (d *decoder) array(f *Field) {
 	count, ok := d.length(ln, flex, false)
 	ln.Size = d.off - ln.Offset
 	if !ok {
+		ln.noval, n.noval = true, true
 		d.close(n, mark)
 		return
 	}
@@ -335,16 +362,18 @@ func (d *decoder) array(f *Field) {
 	}
 	ln.Doc = countDoc(count)
 	if !d.prefix(n, f, count, ln.Offset, "array") {
+		n.noval = true // the count is unusable; the length child shows it raw
 		d.close(n, mark)
 		return
 	}
 	if count >= 0 {
 		n.Int = count
-		// Each element takes at least minSize bytes, so a count that cannot
-		// fit is refused before any element is built.
-		minSize := d.minSize(f)
-		if (minSize > 0 && count > int64(d.left()/minSize)) || (minSize == 0 && count > 4096) {
-			d.fail(ln, ln.Offset, strconv.FormatInt(count, 10)+" elements cannot fit in the "+strconv.Itoa(d.left())+" bytes left")
+		// prefix bounded the count by the bytes left, so elements of at
+		// least one byte cannot loop for long; the elements that are there
+		// are decoded, as a partial tree shows more than a refusal. Only
+		// elements that may take no bytes at all need a cap of their own.
+		if d.minSize(f) == 0 && count > 4096 {
+			d.fail(ln, ln.Offset, plural(count, "element")+" cannot fit in the "+strconv.Itoa(d.left())+" bytes left")
 			d.close(n, mark)
 			return
 		}
@@ -352,12 +381,12 @@ func (d *decoder) array(f *Field) {
 	elemType := f.Type[2:]
 	for i := int64(0); i < count && !d.failed; i++ {
 		if f.elem == kStruct {
-			e, emark := d.open(f.sname+"["+strconv.FormatInt(i, 10)+"]", f.sname, KindStruct)
+			e, emark := d.open(f.elemName(i), f.sname, KindStruct)
 			d.fields(f.Fields, docTaggedCount)
 			d.close(e, emark)
 			continue
 		}
-		name := f.Name + "[" + strconv.FormatInt(i, 10) + "]"
+		name := f.elemName(i)
 		switch f.elem {
 		case kString:
 			d.str(f, name, elemType)
@@ -437,6 +466,7 @@ func (d *decoder) tagged(fs []*Field, doc string) {
 	count, ok := d.uvarint(tn)
 	tn.Int = int64(count)
 	if !ok {
+		tn.noval = true
 		d.close(tn, mark)
 		return
 	}
@@ -450,10 +480,19 @@ func (d *decoder) tagged(fs []*Field, doc string) {
 		tf, tmark := d.open("TaggedField["+strconv.FormatUint(uint64(i), 10)+"]", "tagged_field", KindInt)
 		tag, ok1 := d.uvarintLeafDoc("tag", "tag number")
 		if !ok1 {
+			tf.noval = true
 			d.close(tf, tmark)
 			break
 		}
 		tf.Int = int64(tag)
+		known := knownTag(fs, int(tag), d.v)
+		if known != nil {
+			tf.note = known.Name
+			tf.Doc = known.About
+		} else {
+			tf.note = "unknown tag"
+			tf.Doc = "a tag this definition does not know; its bytes are shown raw"
+		}
 		if int64(tag) <= last {
 			d.problem(tf, tf.Offset, "tag "+strconv.FormatUint(uint64(tag), 10)+" is not above the previous tag "+strconv.FormatInt(last, 10))
 		}
@@ -469,9 +508,7 @@ func (d *decoder) tagged(fs []*Field, doc string) {
 			break
 		}
 		stop := d.off + int(size)
-		if f := knownTag(fs, int(tag), d.v); f != nil {
-			tf.note = f.Name
-			tf.Doc = f.About
+		if f := known; f != nil {
 			end := d.end
 			d.end = stop
 			d.field(f)
@@ -481,8 +518,6 @@ func (d *decoder) tagged(fs []*Field, doc string) {
 				d.off = stop
 			}
 		} else {
-			tf.note = "unknown tag"
-			tf.Doc = "a tag this definition does not know; its bytes are shown raw"
 			dn := d.node("data", "bytes", KindBytes)
 			dn.Bytes = d.b[d.off:stop:stop]
 			dn.Size = int(size)
@@ -544,15 +579,58 @@ func (d *decoder) frame() *Node {
 }
 
 // header decodes a request or response header of version hv with fields fs.
-func (d *decoder) header(name, doc string, hv int16, fs []*Field, flexFrom int16) {
+func (d *decoder) header(name, doc string, hv int16, fs []*Field, flexFrom int16) *Node {
 	d.cat = CatHeader
-	hn, mark := d.open(name, "v"+strconv.Itoa(int(hv)), KindGroup)
+	hn, mark := d.open(name, versioned(&headerTypes, "v", hv), KindGroup)
 	hn.Doc = doc
 	v, flex := d.v, d.flex
 	d.v, d.flex = hv, hv >= flexFrom
 	d.fields(fs, docTaggedHead)
 	d.v, d.flex = v, flex
 	d.close(hn, mark)
+	return hn
+}
+
+// requestHeader decodes a request header. Its version depends on its first
+// two fields (API key and version), so those are read before the rest; a
+// frame cut anywhere in the header still shows the fields it holds, and
+// nothing is read beyond the frame's end.
+func (d *decoder) requestHeader(r *Registry, m *Message) (keyKnown bool) {
+	d.cat = CatHeader
+	hn, mark := d.open("RequestHeader", "", KindGroup)
+	hn.Doc = "common request header"
+	defer d.close(hn, mark)
+	d.v, d.flex = 0, false
+	d.field(requestHeaderFields[0])
+	if d.failed {
+		return false
+	}
+	m.APIKey = int16(d.stack[len(d.stack)-1].Int)
+	m.APIName = APIName(m.APIKey)
+	d.field(requestHeaderFields[1])
+	if d.failed {
+		return true
+	}
+	m.APIVersion = int16(d.stack[len(d.stack)-1].Int)
+	flex := r.isFlexible(m.APIKey, m.APIVersion)
+	hv := requestHeaderVersion(m.APIKey, m.APIVersion, flex)
+	hn.Type = versioned(&headerTypes, "v", hv)
+	d.v, d.flex = hv, hv >= 2
+	d.fields(requestHeaderFields[2:], docTaggedHead)
+	if c := d.openChild(mark, "correlation_id"); c != nil && c.HasValue() {
+		m.CorrelationID = int32(c.Int)
+	}
+	return true
+}
+
+// openChild finds by name a child of the still-open node whose mark is given.
+func (d *decoder) openChild(mark int, name string) *Node {
+	for _, c := range d.stack[mark:] {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
 }
 
 // body decodes the message body with def, or shows it as opaque bytes
@@ -569,7 +647,7 @@ func (d *decoder) body(def *Def, apiName string, cat Category) {
 	}
 	bn, mark := d.open(def.Name, "struct", KindStruct)
 	bn.noval = true
-	bn.Doc = "message body, version " + strconv.Itoa(int(d.v))
+	bn.Doc = versioned(&bodyDocs, "message body, version ", d.v)
 	d.fields(def.Fields, docTaggedCount)
 	d.close(bn, mark)
 }
@@ -588,42 +666,41 @@ func (d *decoder) trailing(to int, what string) {
 }
 
 func (d *decoder) request(r *Registry) *Message {
-	m := &Message{Direction: Request}
+	m := &d.m
+	m.Direction = Request
 	root, mark := d.open("", "", KindGroup)
 	d.frame()
-	if h, ok := PeekRequest(d.b); ok && !d.failed {
-		m.APIKey, m.APIVersion, m.CorrelationID = h.APIKey, h.APIVersion, h.CorrelationID
-		m.APIName = APIName(h.APIKey)
-		d.v = h.APIVersion
-		d.flex = r.isFlexible(h.APIKey, h.APIVersion)
-		hv := requestHeaderVersion(h.APIKey, h.APIVersion, d.flex)
-		d.header("RequestHeader", "common request header", hv, requestHeaderFields, 2)
+	var def *Def
+	if !d.failed && d.requestHeader(r, m) {
+		def = r.req[m.APIKey]
 		if !d.failed {
-			d.checkAPI(root, h.APIKey, h.APIVersion, r.req[h.APIKey])
-			d.v, d.flex = h.APIVersion, r.isFlexible(h.APIKey, h.APIVersion)
-			d.body(r.req[h.APIKey], m.APIName, CatRequestBody)
+			d.checkAPI(root, 4, 6, m.APIKey, m.APIVersion, def)
+			d.v, d.flex = m.APIVersion, r.isFlexible(m.APIKey, m.APIVersion)
+			d.body(def, m.APIName, CatRequestBody)
 		}
-	} else if !d.failed {
-		d.cat = CatHeader
-		n := d.node("RequestHeader", "", KindGroup)
-		d.fail(n, d.off, "truncated: a request header needs 8 bytes, "+strconv.Itoa(max(d.left(), 0))+" left")
 	}
-	return d.finish(m, root, mark, r.req[m.APIKey], "Request")
+	if m.APIName == "" {
+		m.APIName = "Unknown"
+	}
+	return d.finish(m, root, mark, def, "Request")
 }
 
 func (d *decoder) response(r *Registry, key, ver int16) *Message {
-	m := &Message{Direction: Response, APIKey: key, APIVersion: ver, APIName: APIName(key)}
+	m := &d.m
+	m.Direction, m.APIKey, m.APIVersion, m.APIName = Response, key, ver, APIName(key)
 	root, mark := d.open("", "", KindGroup)
 	d.frame()
 	if !d.failed {
 		d.v, d.flex = ver, r.isFlexible(key, ver)
 		hv := responseHeaderVersion(key, d.flex)
-		d.header("ResponseHeader", "common response header", hv, responseHeaderFields, 1)
-		if c, ok := PeekCorrelationID(d.b); ok {
-			m.CorrelationID = c
+		hn := d.header("ResponseHeader", "common response header", hv, responseHeaderFields, 1)
+		if c := hn.Child("correlation_id"); c != nil && c.HasValue() {
+			m.CorrelationID = int32(c.Int)
 		}
 		if !d.failed {
-			d.checkAPI(root, key, ver, r.resp[key])
+			// A response does not carry its API key or version: a problem
+			// with them points at the body they leave undissected.
+			d.checkAPI(root, d.off, d.off, key, ver, r.resp[key])
 			d.v, d.flex = ver, r.isFlexible(key, ver)
 			d.body(r.resp[key], m.APIName, CatResponseBody)
 		}
@@ -631,15 +708,18 @@ func (d *decoder) response(r *Registry, key, ver int16) *Message {
 	return d.finish(m, root, mark, r.resp[key], "Response")
 }
 
-// checkAPI records problems with the API key and version themselves.
-func (d *decoder) checkAPI(root *Node, key, ver int16, def *Def) {
+// checkAPI records problems with the API key and version themselves, at
+// keyOff and verOff.
+func (d *decoder) checkAPI(root *Node, keyOff, verOff int, key, ver int16, def *Def) {
 	switch {
 	case key < 0 || key > MaxAPIKey:
-		d.problem(root, 4, "unknown API key "+strconv.Itoa(int(key)))
+		d.problem(root, keyOff, "unknown API key "+strconv.Itoa(int(key)))
 	case def != nil && !def.Valid.Has(ver):
-		d.problem(root, 6, def.Name+" v"+strconv.Itoa(int(ver))+" is not a known version (known: "+def.Valid.String()+")")
-	case def == nil && (ver < 0 || ver > MaxVersion(key)):
-		d.problem(root, 6, APIName(key)+" v"+strconv.Itoa(int(ver))+" is newer than kdissect knows (up to v"+strconv.Itoa(int(MaxVersion(key)))+")")
+		d.problem(root, verOff, def.Name+" v"+strconv.Itoa(int(ver))+" is not a known version (known: "+def.Valid.String()+")")
+	case ver < 0:
+		d.problem(root, verOff, "version "+strconv.Itoa(int(ver))+" is negative")
+	case def == nil && ver > MaxVersion(key):
+		d.problem(root, verOff, APIName(key)+" v"+strconv.Itoa(int(ver))+" is newer than kdissect knows (up to v"+strconv.Itoa(int(MaxVersion(key)))+")")
 	}
 }
 
@@ -653,9 +733,30 @@ func (d *decoder) finish(m *Message, root *Node, mark int, def *Def, dir string)
 	} else {
 		root.Name = m.APIName + dir
 	}
-	root.Type = "message v" + strconv.Itoa(int(m.APIVersion))
+	root.Type = versioned(&rootTypes, "message v", m.APIVersion)
 	m.Tree = root
 	m.Problems = d.probs
 	m.Summary = summarize(m)
 	return m
 }
+
+// Strings that name a version are made once for the common versions
+// rather than on every decode.
+var bodyDocs, rootTypes, headerTypes [32]string
+
+func init() {
+	for v := range int16(len(bodyDocs)) {
+		bodyDocs[v] = versionString("message body, version ", v)
+		rootTypes[v] = versionString("message v", v)
+		headerTypes[v] = versionString("v", v)
+	}
+}
+
+func versioned(table *[32]string, prefix string, v int16) string {
+	if v >= 0 && int(v) < len(table) {
+		return table[v]
+	}
+	return versionString(prefix, v)
+}
+
+func versionString(prefix string, v int16) string { return prefix + strconv.Itoa(int(v)) }

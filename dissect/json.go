@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -63,7 +64,7 @@ func appendNodeJSON(dst []byte, n *Node) []byte {
 	dst = appendValueJSON(dst, n)
 	dst = append(dst, `,"display":`...)
 	if n.HasValue() {
-		dst = AppendJSONString(dst, n.Display())
+		dst = appendJSONDisplay(dst, n)
 	} else {
 		dst = append(dst, `""`...)
 	}
@@ -92,6 +93,9 @@ func appendNodeJSON(dst []byte, n *Node) []byte {
 
 // appendValueJSON mirrors Node.Value without boxing.
 func appendValueJSON(dst []byte, n *Node) []byte {
+	if n.noval {
+		return append(dst, "null"...)
+	}
 	switch n.Kind {
 	case KindInt:
 		return strconv.AppendInt(dst, n.Int, 10)
@@ -171,5 +175,27 @@ func AppendJSONString(dst []byte, s string) []byte {
 		i += size
 	}
 	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendJSONDisplay writes n's Display as a JSON string. Display text is
+// already escaped for a terminal (valid UTF-8, no control characters), so
+// only its quotes and backslashes need JSON escapes.
+func appendJSONDisplay(dst []byte, n *Node) []byte {
+	dst = append(dst, '"')
+	start := len(dst)
+	dst = n.AppendDisplay(dst)
+	if bytes.IndexAny(dst[start:], `"\`) < 0 {
+		return append(dst, '"')
+	}
+	var buf [256]byte
+	disp := append(buf[:0], dst[start:]...)
+	dst = dst[:start]
+	for _, c := range disp {
+		if c == '"' || c == '\\' {
+			dst = append(dst, '\\')
+		}
+		dst = append(dst, c)
+	}
 	return append(dst, '"')
 }

@@ -4,10 +4,7 @@
 // interpreter (see schema.go and decode.go).
 package dissect
 
-import (
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // Category says what kind of region a node covers; it drives the colour
 // legend of the byte layout (the reference's legend).
@@ -64,11 +61,9 @@ type Problem struct {
 type Node struct {
 	Name     string
 	Type     string // as the text tree shows it: int16, string, []AclCreation, v2, message v3
-	Kind     Kind
 	Offset   int
 	Size     int
 	Doc      string
-	Category Category
 	Children []*Node
 	Problems []Problem
 
@@ -76,12 +71,30 @@ type Node struct {
 	Float float64
 	Str   string
 	Bytes []byte
-	Null  bool
 
-	enum  *Enum  // names the integer value
-	note  string // shown in parentheses after the value: "compact, n+1", "int16 len=0"
-	noval bool   // a struct or group whose text line has no "= value"
+	// The small fields sit together so that a node, of which a decode
+	// makes many, stays compact.
+	Kind     Kind
+	Category Category
+	Null     bool
+	noval    bool    // a struct or group, or a value never read: no "= value"
+	lenKind  lenKind // how rawLen is noted after the value
+	rawLen   int64   // a string's or bytes' length prefix as read
+	enum     *Enum   // names the integer value
+	note     string  // shown in parentheses after the value: "compact, n+1"
 }
+
+// lenKind says how a length prefix was encoded, for the note after a
+// string or bytes value: "compact, len+1=6", "int16 len=5". The note is
+// formatted when displayed, not when decoded.
+type lenKind uint8
+
+const (
+	lenNone lenKind = iota
+	lenCompact
+	lenInt16
+	lenInt32
+)
 
 // HasValue reports whether the text line prints "= value".
 func (n *Node) HasValue() bool { return !n.noval && n.Kind != KindGroup }
@@ -98,6 +111,9 @@ func (n *Node) EnumName() string {
 // null string, bytes or array, the element count for an array, or nil for
 // groups and structs. Bytes are lowercase hex.
 func (n *Node) Value() any {
+	if n.noval {
+		return nil // a struct, or a value the frame was cut before
+	}
 	switch n.Kind {
 	case KindInt:
 		return n.Int
@@ -126,75 +142,84 @@ func (n *Node) Value() any {
 
 // Display is the text form of the value as the tree prints it after "= ",
 // with wire text escaped so it is safe for a terminal.
-func (n *Node) Display() string {
-	var b strings.Builder
-	n.appendDisplay(&b)
-	return b.String()
-}
+func (n *Node) Display() string { return string(n.AppendDisplay(nil)) }
 
-func (n *Node) appendDisplay(b *strings.Builder) {
+// AppendDisplay appends Display's text to dst without building a string,
+// for renderers that walk whole trees.
+func (n *Node) AppendDisplay(b []byte) []byte {
 	switch n.Kind {
 	case KindInt:
-		var tmp [24]byte
-		b.Write(strconv.AppendInt(tmp[:0], n.Int, 10))
+		b = strconv.AppendInt(b, n.Int, 10)
 		if n.enum != nil {
-			b.WriteString(" (")
-			b.WriteString(n.enum.Name(n.Int))
-			b.WriteByte(')')
+			b = append(b, " ("...)
+			b = append(b, n.enum.Name(n.Int)...)
+			b = append(b, ')')
 		}
 	case KindBool:
-		b.WriteString(strconv.FormatBool(n.Int != 0))
+		b = strconv.AppendBool(b, n.Int != 0)
 	case KindFloat:
-		b.WriteString(strconv.FormatFloat(n.Float, 'g', -1, 64))
+		b = strconv.AppendFloat(b, n.Float, 'g', -1, 64)
 	case KindString:
 		if n.Null {
-			b.WriteString("null")
+			b = append(b, "null"...)
 		} else {
-			b.WriteString(Quote(n.Str))
+			b = appendQuote(b, n.Str)
 		}
 	case KindUUID:
-		b.WriteString(n.Str)
+		b = append(b, n.Str...)
 	case KindBytes:
 		switch {
 		case n.Null:
-			b.WriteString("null")
+			b = append(b, "null"...)
 		case n.Bytes == nil:
-			b.WriteString(strconv.Itoa(n.Size))
-			b.WriteString(" bytes")
+			b = strconv.AppendInt(b, int64(n.Size), 10)
+			b = append(b, " bytes"...)
+		case len(n.Bytes) == 0:
+			b = append(b, "(empty)"...)
 		default:
 			const max = 32
-			if len(n.Bytes) == 0 {
-				b.WriteString("(empty)")
-			} else if len(n.Bytes) <= max {
-				b.WriteString("0x")
-				b.WriteString(hexString(n.Bytes))
-			} else {
-				b.WriteString("0x")
-				b.WriteString(hexString(n.Bytes[:max]))
-				b.WriteString("… (")
-				b.WriteString(strconv.Itoa(len(n.Bytes)))
-				b.WriteString(" bytes)")
+			b = append(b, "0x"...)
+			b = appendHex(b, n.Bytes[:min(len(n.Bytes), max)])
+			if len(n.Bytes) > max {
+				b = append(b, "… ("...)
+				b = strconv.AppendInt(b, int64(len(n.Bytes)), 10)
+				b = append(b, " bytes)"...)
 			}
 		}
 	case KindArray:
 		if n.Null {
-			b.WriteString("null")
+			b = append(b, "null"...)
 		} else {
-			b.WriteString(strconv.FormatInt(n.Int, 10))
+			b = strconv.AppendInt(b, n.Int, 10)
 			if n.Int == 1 {
-				b.WriteString(" element")
+				b = append(b, " element"...)
 			} else {
-				b.WriteString(" elements")
+				b = append(b, " elements"...)
 			}
 		}
 	case KindStruct:
-		b.WriteString("struct")
+		b = append(b, "struct"...)
+	}
+	switch n.lenKind {
+	case lenCompact:
+		b = append(b, " (compact, len+1="...)
+		b = strconv.AppendInt(b, n.rawLen+1, 10)
+		b = append(b, ')')
+	case lenInt16:
+		b = append(b, " (int16 len="...)
+		b = strconv.AppendInt(b, n.rawLen, 10)
+		b = append(b, ')')
+	case lenInt32:
+		b = append(b, " (int32 len="...)
+		b = strconv.AppendInt(b, n.rawLen, 10)
+		b = append(b, ')')
 	}
 	if n.note != "" {
-		b.WriteString(" (")
-		b.WriteString(n.note)
-		b.WriteByte(')')
+		b = append(b, " ("...)
+		b = appendEscape(b, n.note) // may name a field of a loaded definition
+		b = append(b, ')')
 	}
+	return b
 }
 
 // Child returns the first child with the given name, or nil.
@@ -255,11 +280,11 @@ func (n *Node) walk(fn func(*Node, int), d int) {
 
 const hexDigits = "0123456789abcdef"
 
-func hexString(b []byte) string {
-	out := make([]byte, 2*len(b))
-	for i, c := range b {
-		out[2*i] = hexDigits[c>>4]
-		out[2*i+1] = hexDigits[c&15]
+func hexString(b []byte) string { return string(appendHex(make([]byte, 0, 2*len(b)), b)) }
+
+func appendHex(dst, b []byte) []byte {
+	for _, c := range b {
+		dst = append(dst, hexDigits[c>>4], hexDigits[c&15])
 	}
-	return string(out)
+	return dst
 }

@@ -113,11 +113,12 @@ type Field struct {
 	// label overrides the type shown in the tree.
 	label string
 
-	kind   kind
-	elem   kind     // element kind of an array
-	sname  string   // struct (or array element struct) name
-	Fields []*Field // struct fields
-	enum   *Enum
+	kind      kind
+	elemNames []string // names of an array's first elements, made once
+	elem      kind     // element kind of an array
+	sname     string   // struct (or array element struct) name
+	Fields    []*Field // struct fields
+	enum      *Enum
 }
 
 // Def is one message definition: a request or response of one API, or a
@@ -185,6 +186,10 @@ func ParseDef(src []byte) (*Def, error) {
 		return nil, fmt.Errorf("%s: type %q is not request or response", jd.Name, jd.Type)
 	}
 	var err error
+	if strings.TrimSpace(jd.ValidVersions) == "" {
+		// Without it nothing would ever be decoded; Kafka requires it too.
+		return nil, fmt.Errorf("%s: validVersions is missing", jd.Name)
+	}
 	if d.Valid, err = ParseVersions(jd.ValidVersions); err != nil {
 		return nil, fmt.Errorf("%s: validVersions: %v", jd.Name, err)
 	}
@@ -222,15 +227,23 @@ func (b *builder) field(jf jsonField) (*Field, error) {
 		return nil, errors.New("field needs a name and a type")
 	}
 	f := &Field{Name: jf.Name, Type: jf.Type, About: jf.About, Tag: -1}
+	if strings.TrimSpace(jf.Versions) == "" {
+		// A field without versions would silently never be decoded.
+		return nil, errors.New("field has no versions")
+	}
 	var err error
 	if f.Versions, err = ParseVersions(jf.Versions); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("versions: %v", err)
 	}
 	if f.Nullable, err = ParseVersions(jf.NullableVersions); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("nullableVersions: %v", err)
 	}
 	if f.Tagged, err = ParseVersions(jf.TaggedVersions); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("taggedVersions: %v", err)
+	}
+	if jf.Tag == nil && jf.TaggedVersions != "" {
+		// It would otherwise be decoded as a positional field.
+		return nil, errors.New("taggedVersions without a tag")
 	}
 	if jf.Tag != nil {
 		if *jf.Tag < 0 || *jf.Tag > math.MaxInt32 {
@@ -261,9 +274,11 @@ func (b *builder) field(jf jsonField) (*Field, error) {
 		typ = typ[2:]
 		if k, ok := primitives[typ]; ok {
 			f.elem = k
+			f.elemNames = indexNames(f.Name)
 			return f, nil
 		}
 		f.elem = kStruct
+		f.elemNames = indexNames(typ)
 	} else if k, ok := primitives[typ]; ok {
 		f.kind = k
 		f.enum = enumForField(f.Name, typ)
@@ -315,4 +330,26 @@ func stripComments(src []byte) []byte {
 		}
 	}
 	return out
+}
+
+// indexNames are the names of the first elements of an array: a decode
+// names elements without formatting for every array that is not huge.
+func indexNames(prefix string) []string {
+	out := make([]string, 32)
+	for i := range out {
+		out[i] = prefix + "[" + strconv.Itoa(i) + "]"
+	}
+	return out
+}
+
+// elemName names element i of array f: Elem[i].
+func (f *Field) elemName(i int64) string {
+	if i < int64(len(f.elemNames)) {
+		return f.elemNames[i]
+	}
+	prefix := f.Name
+	if f.elem == kStruct {
+		prefix = f.sname
+	}
+	return prefix + "[" + strconv.FormatInt(i, 10) + "]"
 }

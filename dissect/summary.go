@@ -8,46 +8,50 @@ import (
 // summarize writes the one-line summary a person scans, e.g.
 // "CreateAcls v3 request corr=7: ALLOW User:alice WRITE on TOPIC orders (LITERAL) from *, +1 more".
 // It reads the tree, so a partial decode still summarises what it holds.
+// It appends to one buffer: it runs for every frame decoded.
 func summarize(m *Message) string {
-	var b strings.Builder
-	b.WriteString(m.APIName)
-	b.WriteString(" v")
-	b.WriteString(strconv.Itoa(int(m.APIVersion)))
-	b.WriteByte(' ')
-	b.WriteString(m.Direction.String())
-	b.WriteString(" corr=")
-	b.WriteString(strconv.FormatInt(int64(m.CorrelationID), 10))
+	b := make([]byte, 0, 128)
+	b = append(b, m.APIName...)
+	b = append(b, " v"...)
+	b = strconv.AppendInt(b, int64(m.APIVersion), 10)
+	b = append(b, ' ')
+	b = append(b, m.Direction.String()...)
+	b = append(b, " corr="...)
+	b = strconv.AppendInt(b, int64(m.CorrelationID), 10)
+	b = append(b, ": "...)
+	head := len(b)
 	body := m.Tree.Child(bodyName(m))
-	detail := ""
 	switch {
 	case body == nil:
 	case m.APIKey == 30 && m.Direction == Request:
-		detail = listSummary(body.Child("Creations"), aclText)
+		b = appendList(b, body.Child("Creations"), aclText)
 	case m.APIKey == 31 && m.Direction == Request:
-		detail = listSummary(body.Child("Filters"), filterText)
+		b = appendList(b, body.Child("Filters"), filterText)
 	case m.APIKey == 30:
-		detail = resultsSummary(body, "Results", "result", nil)
+		b = appendResults(b, body, "Results", "result", nil)
 	case m.APIKey == 31:
-		detail = resultsSummary(body, "FilterResults", "filter", deletedCount)
+		b = appendResults(b, body, "FilterResults", "filter", deletedCount)
 	}
-	if detail == "" && m.Direction == Request {
+	if len(b) == head && m.Direction == Request {
 		if c := m.Tree.Find("RequestHeader", "client_id"); c != nil && !c.Null && c.Str != "" {
-			detail = "client " + Escape(c.Str)
+			b = append(b, "client "...)
+			b = append(b, Escape(c.Str)...)
 		}
 	}
-	if detail != "" {
-		b.WriteString(": ")
-		b.WriteString(detail)
+	if len(b) == head {
+		b = b[:head-2] // no detail: drop the ": "
 	}
 	if len(m.Problems) > 0 {
-		b.WriteString(" [malformed: ")
-		b.WriteString(m.Problems[0].Message)
+		b = append(b, " [malformed: "...)
+		b = append(b, Escape(m.Problems[0].Message)...)
 		if len(m.Problems) > 1 {
-			b.WriteString(", +" + strconv.Itoa(len(m.Problems)-1) + " more")
+			b = append(b, ", +"...)
+			b = strconv.AppendInt(b, int64(len(m.Problems)-1), 10)
+			b = append(b, " more"...)
 		}
-		b.WriteByte(']')
+		b = append(b, ']')
 	}
-	return b.String()
+	return string(b)
 }
 
 func bodyName(m *Message) string {
@@ -62,95 +66,97 @@ func bodyName(m *Message) string {
 	return ""
 }
 
-// listSummary shows the first element of an array and how many follow.
-func listSummary(arr *Node, text func(*Node) string) string {
-	if arr == nil {
-		return ""
+// appendList shows the first element of an array and how many follow.
+func appendList(b []byte, arr *Node, text func([]byte, *Node) []byte) []byte {
+	switch {
+	case arr == nil || !arr.HasValue():
+		return b
+	case arr.Null:
+		return append(b, "null list"...)
+	case arr.Int == 0:
+		return append(b, "nothing (0 entries)"...)
 	}
-	if arr.Null {
-		return "null list"
-	}
-	var elems []*Node
+	var first *Node
 	for _, c := range arr.Children {
 		if c.Kind == KindStruct {
-			elems = append(elems, c)
+			first = c
+			break
 		}
 	}
-	if arr.Int == 0 {
-		return "nothing (0 entries)"
+	if first == nil {
+		return appendPlural(b, arr.Int, "entry") // the walk stopped before the first element
 	}
-	if len(elems) == 0 {
-		return strconv.FormatInt(arr.Int, 10) + " entries"
-	}
-	s := text(elems[0])
+	b = text(b, first)
 	if arr.Int > 1 {
-		s += ", +" + strconv.FormatInt(arr.Int-1, 10) + " more"
+		b = append(b, ", +"...)
+		b = strconv.AppendInt(b, arr.Int-1, 10)
+		b = append(b, " more"...)
 	}
-	return s
+	return b
 }
 
 // aclText renders an ACL binding as "ALLOW User:alice WRITE on TOPIC orders (LITERAL) from *".
-func aclText(e *Node) string {
-	return binding(e, "ResourceType", "ResourceName", "ResourcePatternType", "Principal", "Host")
+func aclText(b []byte, e *Node) []byte {
+	return appendBinding(b, e, "ResourceType", "ResourceName", "ResourcePatternType", "Principal", "Host")
 }
 
-func filterText(e *Node) string {
-	return binding(e, "ResourceTypeFilter", "ResourceNameFilter", "PatternTypeFilter", "PrincipalFilter", "HostFilter")
+func filterText(b []byte, e *Node) []byte {
+	return appendBinding(b, e, "ResourceTypeFilter", "ResourceNameFilter", "PatternTypeFilter", "PrincipalFilter", "HostFilter")
 }
 
-func binding(e *Node, rtype, rname, ptype, principal, host string) string {
-	var b strings.Builder
-	b.WriteString(sym(e.Child("PermissionType")))
-	b.WriteByte(' ')
-	b.WriteString(text(e.Child(principal)))
-	b.WriteByte(' ')
-	b.WriteString(sym(e.Child("Operation")))
-	b.WriteString(" on ")
-	b.WriteString(sym(e.Child(rtype)))
-	b.WriteByte(' ')
-	b.WriteString(text(e.Child(rname)))
+func appendBinding(b []byte, e *Node, rtype, rname, ptype, principal, host string) []byte {
+	b = appendSym(b, e.Child("PermissionType"))
+	b = append(b, ' ')
+	b = appendText(b, e.Child(principal))
+	b = append(b, ' ')
+	b = appendSym(b, e.Child("Operation"))
+	b = append(b, " on "...)
+	b = appendSym(b, e.Child(rtype))
+	b = append(b, ' ')
+	b = appendText(b, e.Child(rname))
+	b = append(b, " ("...)
 	if p := e.Child(ptype); p != nil {
-		b.WriteString(" (" + sym(p) + ")")
+		b = appendSym(b, p)
 	} else {
-		b.WriteString(" (LITERAL)") // versions before 1 have no pattern type: literal names only
+		b = append(b, "LITERAL"...) // versions before 1 have no pattern type: literal names only
 	}
-	b.WriteString(" from ")
-	b.WriteString(text(e.Child(host)))
-	return b.String()
+	b = append(b, ") from "...)
+	return appendText(b, e.Child(host))
 }
 
-func sym(n *Node) string {
-	if n == nil {
-		return "?"
+// appendSym shows an enum value by name; "?" when the frame does not hold it.
+func appendSym(b []byte, n *Node) []byte {
+	if n == nil || !n.HasValue() {
+		return append(b, '?')
 	}
 	if s := n.EnumName(); s != "" {
-		return s
+		return append(b, s...)
 	}
-	return strconv.FormatInt(n.Int, 10)
+	return strconv.AppendInt(b, n.Int, 10)
 }
 
-// text shows a wire string escaped; null filters match anything.
-func text(n *Node) string {
+// appendText shows a wire string escaped; null filters match anything.
+func appendText(b []byte, n *Node) []byte {
 	switch {
-	case n == nil:
-		return "?"
+	case n == nil || !n.HasValue():
+		return append(b, '?')
 	case n.Null:
-		return "(any)"
+		return append(b, "(any)"...)
 	case n.Str == "":
-		return `""`
+		return append(b, `""`...)
 	}
-	return Escape(n.Str)
+	return append(b, Escape(n.Str)...)
 }
 
-// resultsSummary counts successes and failures in a result array and names
-// the first failure.
-func resultsSummary(body *Node, field, noun string, extra func(*Node) int64) string {
+// appendResults counts successes and failures in a result array and
+// names the first failure.
+func appendResults(b []byte, body *Node, field, noun string, extra func(*Node) int64) []byte {
 	arr := body.Child(field)
 	if arr == nil {
-		return ""
+		return b
 	}
 	var n, failed, more int64
-	var first string
+	var firstErr *Node
 	for _, e := range arr.Children {
 		if e.Kind != KindStruct {
 			continue
@@ -159,30 +165,38 @@ func resultsSummary(body *Node, field, noun string, extra func(*Node) int64) str
 		if extra != nil {
 			more += extra(e)
 		}
-		if ec := e.Child("ErrorCode"); ec != nil && ec.Int != 0 {
+		if ec := e.Child("ErrorCode"); ec != nil && ec.HasValue() && ec.Int != 0 {
 			failed++
-			if first == "" {
-				first = sym(ec)
-				if msg := e.Child("ErrorMessage"); msg != nil && !msg.Null && msg.Str != "" {
-					first += " " + Quote(msg.Str)
-				}
+			if firstErr == nil {
+				firstErr = e
 			}
 		}
 	}
-	s := plural(n, noun)
+	b = appendPlural(b, n, noun)
 	if extra != nil {
-		s += ", " + plural(more, "ACL") + " deleted"
+		b = append(b, ", "...)
+		b = appendPlural(b, more, "ACL")
+		b = append(b, " deleted"...)
 	}
 	switch {
 	case failed > 0:
-		s += ", " + strconv.FormatInt(failed, 10) + " failed: " + first
+		b = append(b, ", "...)
+		b = strconv.AppendInt(b, failed, 10)
+		b = append(b, " failed: "...)
+		b = appendSym(b, firstErr.Child("ErrorCode"))
+		if msg := firstErr.Child("ErrorMessage"); msg != nil && !msg.Null && msg.Str != "" {
+			b = append(b, ' ')
+			b = append(b, Quote(msg.Str)...)
+		}
 	case n > 0:
-		s += ", all ok"
+		b = append(b, ", all ok"...)
 	}
-	if t := body.Child("ThrottleTimeMs"); t != nil && t.Int != 0 {
-		s += ", throttled " + strconv.FormatInt(t.Int, 10) + "ms"
+	if t := body.Child("ThrottleTimeMs"); t != nil && t.HasValue() && t.Int != 0 {
+		b = append(b, ", throttled "...)
+		b = strconv.AppendInt(b, t.Int, 10)
+		b = append(b, "ms"...)
 	}
-	return s
+	return b
 }
 
 // deletedCount counts the ACLs a DeleteAcls filter result deleted.
@@ -191,7 +205,7 @@ func deletedCount(e *Node) int64 {
 	if arr := e.Child("MatchingAcls"); arr != nil {
 		for _, a := range arr.Children {
 			if a.Kind == KindStruct {
-				if ec := a.Child("ErrorCode"); ec != nil && ec.Int == 0 {
+				if ec := a.Child("ErrorCode"); ec != nil && ec.HasValue() && ec.Int == 0 {
 					k++
 				}
 			}
@@ -200,10 +214,18 @@ func deletedCount(e *Node) int64 {
 	return k
 }
 
-func plural(n int64, noun string) string {
-	s := strconv.FormatInt(n, 10) + " " + noun
-	if n != 1 {
-		s += "s"
+func appendPlural(b []byte, n int64, noun string) []byte {
+	b = strconv.AppendInt(b, n, 10)
+	b = append(b, ' ')
+	switch {
+	case n == 1:
+		return append(b, noun...)
+	case strings.HasSuffix(noun, "y"):
+		b = append(b, noun[:len(noun)-1]...)
+		return append(b, "ies"...)
 	}
-	return s
+	b = append(b, noun...)
+	return append(b, 's')
 }
+
+func plural(n int64, noun string) string { return string(appendPlural(nil, n, noun)) }

@@ -12,9 +12,14 @@ import (
 func AppendText(dst []byte, n *Node) []byte {
 	dst = AppendLabel(dst, n)
 	dst = append(dst, '\n')
-	return appendChildren(dst, n, nil)
+	var prefix [64]byte // grows past 16 levels
+	return appendChildren(dst, n, prefix[:0])
 }
 
+// appendChildren draws n's problems and children below it. prefix is the
+// tree drawing of n's depth; a child's prefix is written after it in the
+// same buffer, which leaves prefix itself intact, so that drawing a tree
+// allocates nothing per node.
 func appendChildren(dst []byte, n *Node, prefix []byte) []byte {
 	for _, p := range n.Problems {
 		dst = append(dst, prefix...)
@@ -27,14 +32,13 @@ func appendChildren(dst []byte, n *Node, prefix []byte) []byte {
 		dst = append(dst, '\n')
 	}
 	for i, c := range n.Children {
-		last := i == len(n.Children)-1
 		dst = append(dst, prefix...)
 		dst = append(dst, "+-- "...)
 		dst = AppendLabel(dst, c)
 		dst = append(dst, '\n')
-		next := append(prefix[:len(prefix):len(prefix)], "|   "...)
-		if last {
-			next = append(prefix[:len(prefix):len(prefix)], "    "...)
+		next := append(prefix, "|   "...)
+		if i == len(n.Children)-1 {
+			next = append(prefix, "    "...)
 		}
 		dst = appendChildren(dst, c, next)
 	}
@@ -45,19 +49,19 @@ func appendProblem(dst []byte, p Problem) []byte {
 	dst = append(dst, "!! "...)
 	dst = appendHexOffset(dst, p.Offset)
 	dst = append(dst, ": "...)
-	return append(dst, p.Message...)
+	return appendEscape(dst, p.Message) // messages name fields of loaded definitions
 }
 
 // AppendLabel renders one node's line without tree drawing.
 func AppendLabel(dst []byte, n *Node) []byte {
-	dst = append(dst, Escape(n.Name)...)
+	dst = appendEscape(dst, n.Name)
 	if n.Type != "" {
 		dst = append(dst, ' ')
-		dst = append(dst, n.Type...)
+		dst = appendEscape(dst, n.Type) // types come from loaded definitions
 	}
 	if n.HasValue() {
 		dst = append(dst, " = "...)
-		dst = append(dst, n.Display()...)
+		dst = n.AppendDisplay(dst)
 	}
 	dst = append(dst, " ["...)
 	dst = appendHexOffset(dst, n.Offset)
@@ -66,7 +70,7 @@ func AppendLabel(dst []byte, n *Node) []byte {
 	dst = append(dst, "B]"...)
 	if n.Doc != "" {
 		dst = append(dst, ' ')
-		dst = append(dst, Escape(n.Doc)...)
+		dst = appendEscape(dst, n.Doc)
 	}
 	return dst
 }
@@ -74,7 +78,13 @@ func AppendLabel(dst []byte, n *Node) []byte {
 // appendHexOffset writes 0x and at least four hex digits.
 func appendHexOffset(dst []byte, off int) []byte {
 	dst = append(dst, "0x"...)
-	h := strconv.FormatInt(int64(off), 16)
+	return appendHex4(dst, off)
+}
+
+// appendHex4 writes off in hex, at least four digits.
+func appendHex4(dst []byte, off int) []byte {
+	var tmp [20]byte
+	h := strconv.AppendInt(tmp[:0], int64(off), 16)
 	for i := len(h); i < 4; i++ {
 		dst = append(dst, '0')
 	}
@@ -95,11 +105,7 @@ func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
 	}
 	for row := 0; row < len(raw); row += 16 {
 		end := min(row+16, len(raw))
-		h := strconv.FormatInt(int64(row), 16)
-		for i := len(h); i < 4; i++ {
-			dst = append(dst, '0')
-		}
-		dst = append(dst, h...)
+		dst = appendHex4(dst, row)
 		dst = append(dst, "  "...)
 		for i := row; i < row+16; i++ {
 			if i == row+8 {
@@ -126,7 +132,7 @@ func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
 		for _, n := range leaves {
 			if n.Offset < end && n.Offset+n.Size > row {
 				dst = append(dst, sep...)
-				dst = append(dst, Escape(n.Name)...)
+				dst = appendEscape(dst, n.Name)
 				sep = ", "
 			}
 		}
@@ -145,30 +151,43 @@ func Quote(s string) string {
 	return strconv.Quote(s)
 }
 
+func appendQuote(dst []byte, s string) []byte {
+	if safeASCII(s) && !strings.ContainsAny(s, `"\`) {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
+	return strconv.AppendQuote(dst, s)
+}
+
 // Escape is Quote without the quotes, for names and summaries.
 func Escape(s string) string {
 	if safeASCII(s) {
 		return s
 	}
-	var b strings.Builder
+	return string(appendEscape(nil, s))
+}
+
+func appendEscape(dst []byte, s string) []byte {
+	if safeASCII(s) {
+		return append(dst, s...)
+	}
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			b.WriteString(`\x`)
-			b.WriteByte(hexDigits[s[i]>>4])
-			b.WriteByte(hexDigits[s[i]&15])
+			dst = append(dst, '\\', 'x', hexDigits[s[i]>>4], hexDigits[s[i]&15])
 		case r < 0x80 && s[i] >= 0x20 && s[i] < 0x7f:
-			b.WriteByte(s[i])
+			dst = append(dst, s[i])
 		case r >= 0x80 && strconv.IsPrint(r):
-			b.WriteString(s[i : i+size])
+			dst = append(dst, s[i:i+size]...)
 		default:
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
+			q := strconv.AppendQuoteRune(nil, r)
+			dst = append(dst, q[1:len(q)-1]...)
 		}
 		i += size
 	}
-	return b.String()
+	return dst
 }
 
 func safeASCII(s string) bool {
