@@ -503,13 +503,18 @@ func lines(b []byte) []string { return strings.Split(strings.TrimSuffix(string(b
 
 // ---- files and bytes ----
 
+// readTestdata reads a file of the repository's shared test data: the seed
+// frames and reference trees (testdata/frames) and the example definitions
+// for --schema-dir (testdata/schemas), which the CLI tests use too.
 func readTestdata(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
+	for _, dir := range []string{"testdata", "../testdata/frames", "../testdata/schemas"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			return b
+		}
 	}
-	return b
+	t.Fatalf("%s: not in testdata, ../testdata/frames or ../testdata/schemas", name)
+	return nil
 }
 
 // hexBytes reads hex with spaces for readability; it panics on bad input

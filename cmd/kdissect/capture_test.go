@@ -232,3 +232,35 @@ func TestCaptureInputErrors(t *testing.T) {
 		}
 	}
 }
+
+// --schema-dir makes the same interpreter decode an API kdissect ships no
+// definition for: kadm's DescribeAcls in a real capture.
+func TestSchemaDirDecodesMoreAPIs(t *testing.T) {
+	capture := "../../testdata/pcaps/kadm-acls.pcap"
+	plain, _, code := runCLI(t, "", "--api", "DescribeAcls", capture)
+	if code != 0 || !strings.Contains(plain, "+-- body bytes = 8 bytes (not dissected) [0x0022, 8B]") {
+		t.Fatalf("without definitions the body should be opaque (exit %d):\n%s", code, plain)
+	}
+	out, _, code := runCLI(t, "", "--api", "DescribeAcls", "--schema-dir", "../../testdata/schemas", capture)
+	for _, want := range []string{
+		"+-- DescribeAclsRequest struct [0x0022, 8B] message body, version 3",
+		"    +-- ResourceTypeFilter int8 = 1 (ANY) [0x0022, 1B]",
+		"    +-- Resources []DescribeAclsResource = 5 elements [0x0010, 415B]",
+		`    |   |   +-- ResourceName string = "consumers-" (compact, len+1=11) [0x0012, 11B]`,
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("exit %d; missing %q in\n%s", code, want, out)
+		}
+	}
+	_, stderr, code := runCLI(t, "", "--schema-dir", t.TempDir(), capture)
+	if code != 1 || !strings.Contains(stderr, "no *.json message definitions in it") {
+		t.Errorf("empty --schema-dir: exit %d, %q", code, stderr)
+	}
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, "Broken.json"), []byte(`{"apiKey": 29, "type": "request", // no name
+	}`), 0o644)
+	_, stderr, code = runCLI(t, "", "--schema-dir", bad, capture)
+	if code != 1 || !strings.HasPrefix(stderr, "kdissect: --schema-dir: Broken.json: ") {
+		t.Errorf("broken definition: exit %d, %q", code, stderr)
+	}
+}
