@@ -68,3 +68,25 @@ func TestDeleteResp20(t *testing.T) {
 		t.Fatalf("MatchingAcls: %v", n)
 	}
 }
+
+// The capture path reuses one Decoder: after the first frame it decodes
+// without allocating.
+func BenchmarkDecoderSeedRequest(b *testing.B) {
+	frame := readTestdata(b, "createacls-v3-request.bin")
+	x := Builtin().NewDecoder()
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	for b.Loop() {
+		x.Request(frame)
+	}
+}
+
+func BenchmarkDecoderDeleteAclsResponse20(b *testing.B) {
+	frame := deleteResp20()
+	x := Builtin().NewDecoder()
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	for b.Loop() {
+		x.Response(frame, 31, 3)
+	}
+}

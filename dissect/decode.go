@@ -50,6 +50,12 @@ type decoder struct {
 	stack []*Node // children of the nodes being built, innermost last
 	slab  []Node  // node storage, handed out in chunks so pointers stay valid
 	ptrs  []*Node // storage for Children slices
+	used  int     // nodes handed out for this frame
+
+	// A reused decoder (Decoder) starts from the largest chunks it has
+	// needed so far, so a steady stream of frames allocates nothing.
+	spareSlab []Node
+	sparePtrs []*Node
 
 	// The message and first chunks of storage live in the decoder, so
 	// that a small frame costs one allocation for all of them; the tree
@@ -66,13 +72,33 @@ func newDecoder(b []byte) *decoder {
 	return d
 }
 
+// reset readies a decoder for the next frame, reusing its storage: the
+// previous message's tree is overwritten.
+func (d *decoder) reset(b []byte) {
+	d.b, d.off, d.end, d.v, d.flex, d.failed, d.cat, d.used = b, 0, len(b), 0, false, false, 0, 0
+	d.probs = d.probs[:0]
+	d.m = Message{}
+	d.stack = d.stack0[:0]
+	d.slab, d.ptrs = d.slab0[:0], d.ptrs0[:0]
+	if cap(d.spareSlab) > len(d.slab0) {
+		d.slab = d.spareSlab[:0]
+	}
+	if cap(d.sparePtrs) > len(d.ptrs0) {
+		d.ptrs = d.sparePtrs[:0]
+	}
+}
+
 func (d *decoder) node(name, typ string, k Kind) *Node {
 	if len(d.slab) == cap(d.slab) {
-		d.slab = make([]Node, 0, 2*cap(d.slab))
+		// Sized for everything so far, so that a reused decoder holds the
+		// next frame of this size in one chunk.
+		d.slab = make([]Node, 0, 2*max(cap(d.slab), d.used))
+		d.spareSlab = d.slab
 	}
 	d.slab = d.slab[:len(d.slab)+1]
+	d.used++
 	n := &d.slab[len(d.slab)-1]
-	n.Name, n.Type, n.Kind, n.Offset, n.Category = name, typ, k, d.off, d.cat
+	*n = Node{Name: name, Type: typ, Kind: k, Offset: d.off, Category: d.cat}
 	d.stack = append(d.stack, n)
 	return n
 }
@@ -87,7 +113,8 @@ func (d *decoder) close(n *Node, mark int) {
 	kids := d.stack[mark:]
 	if len(kids) > 0 {
 		if cap(d.ptrs)-len(d.ptrs) < len(kids) {
-			d.ptrs = make([]*Node, 0, max(2*cap(d.ptrs), len(kids)))
+			d.ptrs = make([]*Node, 0, max(2*cap(d.ptrs), 2*d.used, len(kids)))
+			d.sparePtrs = d.ptrs
 		}
 		start := len(d.ptrs)
 		d.ptrs = append(d.ptrs, kids...)

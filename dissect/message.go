@@ -199,6 +199,39 @@ func PlausibleRequest(frame []byte, maxSize int) bool {
 	return true
 }
 
+// Decoder decodes frame after frame into the same storage: the message it
+// returns, and its tree, are valid only until its next call. It is for hot
+// paths that render each message and move on, such as a capture; after a
+// few frames it decodes without allocating. Registry.DecodeRequest and
+// DecodeResponse return messages that live on their own.
+type Decoder struct {
+	r *Registry
+	d decoder
+}
+
+// NewDecoder returns a reusable decoder over the registry's definitions.
+func (r *Registry) NewDecoder() *Decoder {
+	x := &Decoder{r: r}
+	x.d.reset(nil)
+	return x
+}
+
+// Request decodes a request frame; see Registry.DecodeRequest.
+func (x *Decoder) Request(frame []byte) *Message {
+	x.d.reset(frame)
+	m := x.d.request(x.r)
+	m.Raw = frame
+	return m
+}
+
+// Response decodes a response frame; see Registry.DecodeResponse.
+func (x *Decoder) Response(frame []byte, apiKey, apiVersion int16) *Message {
+	x.d.reset(frame)
+	m := x.d.response(x.r, apiKey, apiVersion)
+	m.Raw = frame
+	return m
+}
+
 // DecodeRequest decodes a request frame (size prefix included).
 func (r *Registry) DecodeRequest(frame []byte) *Message {
 	d := newDecoder(frame)

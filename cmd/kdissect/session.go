@@ -69,6 +69,7 @@ type printer interface {
 // the capture's order.
 type session struct {
 	reg        *dissect.Registry
+	dec        *dissect.Decoder // printers use each message before the next is decoded
 	sel        selector
 	p          printer
 	text       bool // a person reads the output: retransmissions are noise there
@@ -84,7 +85,7 @@ type session struct {
 }
 
 func newSession(reg *dissect.Registry, sel selector, p printer, text bool) *session {
-	return &session{reg: reg, sel: sel, p: p, text: text, conns: map[uint64]map[int32]*pending{}}
+	return &session{reg: reg, dec: reg.NewDecoder(), sel: sel, p: p, text: text, conns: map[uint64]map[int32]*pending{}}
 }
 
 func (s *session) stopped() bool { return s.limit > 0 && s.printed >= s.limit }
@@ -258,9 +259,9 @@ func (s *session) print(it *item) {
 	} else {
 		var m *dissect.Message
 		if it.dir == dissect.Request {
-			m = s.reg.DecodeRequest(it.frame)
+			m = s.dec.Request(it.frame)
 		} else {
-			m = s.reg.DecodeResponse(it.frame, it.key, it.ver)
+			m = s.dec.Response(it.frame, it.key, it.ver)
 		}
 		if len(m.Problems) > 0 {
 			s.malformed = true
