@@ -13,7 +13,9 @@
 //
 // StreamOffset counts bytes from the first byte of a direction: ISN+1 when
 // the SYN was captured, otherwise the first captured sequence number. Lost
-// bytes still count, so offsets stay comparable across gaps.
+// bytes still count, so offsets stay comparable across gaps. A bare ACK,
+// FIN or RST (no SYN, no payload) does not start a connection: it is most
+// often the tail of one that already ended.
 //
 // # Re-synchronisation
 //
@@ -48,13 +50,16 @@
 //
 // Out-of-order segments are copied and held until the hole before them is
 // filled, Config.ReorderWait of capture time passes, a buffer cap is hit, the
-// connection ends or the input ends; then the hole becomes a Gap. A segment
-// that lies (partly) before the stream position or inside already buffered
-// data is a Retransmission; only the new bytes are used. The earliest segment
-// of a connection captured without its SYN defines the start, so segments
-// reordered before it count as retransmissions. A SYN with a different ISN,
-// or a segment more than FarAway bytes from the expected sequence number,
-// starts a new connection on the same 4-tuple (new ConnKey.ID).
+// connection ends or the input ends; then the hole becomes a Gap. A FIN after
+// missing bytes waits the same way. Timeouts are checked once per second of
+// capture time, so a hole may wait up to a second longer than ReorderWait. A
+// segment that lies (partly) before the stream position or inside already
+// buffered data is a Retransmission; only the new bytes are used. The earliest
+// segment of a connection captured without its SYN defines the start, so
+// segments reordered before it count as retransmissions (at negative
+// offsets). A SYN with a different ISN, or a segment more than FarAway bytes
+// from the expected sequence number, starts a new connection on the same
+// 4-tuple (new ConnKey.ID).
 //
 // Capture timestamps drive every timeout; wall-clock time is never used.
 package reassembly

@@ -41,7 +41,8 @@ type liveSource struct {
 
 // OpenLive captures on a network interface with a pure-Go AF_PACKET socket.
 func OpenLive(iface string, opt LiveOptions) (Source, error) {
-	if _, err := net.InterfaceByName(iface); err != nil {
+	ifi, err := net.InterfaceByName(iface)
+	if err != nil {
 		return nil, fmt.Errorf("no such interface %q", iface)
 	}
 	h, err := pcapgo.NewEthernetHandle(iface)
@@ -67,6 +68,12 @@ func OpenLive(iface string, opt LiveOptions) (Source, error) {
 		h.Close()
 		return nil, fmt.Errorf("capturing on %s: %v", iface, err)
 	}
+	if ifi.Flags&net.FlagLoopback != 0 {
+		if err := skipOutgoing(fd); err != nil {
+			h.Close()
+			return nil, fmt.Errorf("capturing on %s: %v", iface, err)
+		}
+	}
 	s := &liveSource{iface: iface, h: h}
 	if opt.WriteTo != nil {
 		s.w = pcapgo.NewWriter(opt.WriteTo)
@@ -76,6 +83,42 @@ func OpenLive(iface string, opt LiveOptions) (Source, error) {
 		}
 	}
 	return s, nil
+}
+
+// skipOutgoing makes a packet socket on a loopback device see each packet
+// once. AF_PACKET hands every packet sent over lo to the socket twice: as
+// PACKET_OUTGOING when it is transmitted and as PACKET_HOST when lo
+// receives it, so each TCP segment would otherwise come twice and the second
+// copy would be reported as a retransmission. libpcap drops the outgoing copy
+// on lo too. EthernetHandle does not return the packet type, so a classic
+// BPF filter drops PACKET_OUTGOING in the kernel:
+//
+//	ld  [SKF_AD_OFF+SKF_AD_PKTTYPE]
+//	jeq #PACKET_OUTGOING, drop, keep
+//	drop: ret #0
+//	keep: ret #-1
+//
+// Packets queued between bind and the filter are discarded (a bounded number,
+// so that a busy device cannot keep OpenLive draining).
+func skipOutgoing(fd int) error {
+	const skfAdPkttype = 0xfffff000 + 4 // SKF_AD_OFF + SKF_AD_PKTTYPE
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: skfAdPkttype},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: unix.PACKET_OUTGOING},
+		{Code: unix.BPF_RET | unix.BPF_K, K: 0},
+		{Code: unix.BPF_RET | unix.BPF_K, K: 0xffffffff},
+	}
+	if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER,
+		&unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}); err != nil {
+		return fmt.Errorf("attaching loopback filter: %v", err)
+	}
+	var b [1]byte
+	for i := 0; i < 4096; i++ {
+		if _, _, err := unix.Recvfrom(fd, b[:], unix.MSG_DONTWAIT|unix.MSG_TRUNC); err != nil {
+			break
+		}
+	}
+	return nil
 }
 
 func (s *liveSource) Next() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {

@@ -47,7 +47,8 @@ type Config struct {
 	// MaxFrame: a size prefix above it is corruption, never an allocation.
 	MaxFrame int
 	// MaxConnBuffer and MaxTotalBuffer cap the bytes held for frame bodies
-	// and out-of-order segments, per connection and overall.
+	// and out-of-order segments, per connection (both directions together)
+	// and overall.
 	MaxConnBuffer, MaxTotalBuffer int
 	// PlausibleRequest is given the 4-byte size prefix followed by the first
 	// min(size, HeadLen) bytes of a candidate client→broker frame and says
@@ -76,7 +77,7 @@ type Stats struct {
 	UnknownLink      int64 // link type not decoded
 	Malformed        int64 // inconsistent header fields
 	Truncated        int64 // snaplen cut the headers or the TCP payload
-	Ignored          int64 // TCP not on a Kafka port, or after the connection ended
+	Ignored          int64 // TCP not on a Kafka port, after the connection ended, or bare ACK/FIN/RST of no known connection
 	Connections      int64 // Kafka connections followed
 	Frames           int64
 	Gaps, GapBytes   int64 // GapBytes counts gaps of known length
@@ -170,6 +171,13 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 	if c == nil || t != p.last {
 		c = p.conns[t]
 		if c == nil {
+			if s.flags&flagSYN == 0 && s.claimed == 0 {
+				// A bare ACK, FIN or RST starts nothing: typically the
+				// last ACK or a late FIN of a connection already ended
+				// and dropped, which must not come back as a new one.
+				p.stats.Ignored++
+				return
+			}
 			if c = p.newConn(t, s, ts); c == nil {
 				return
 			}
@@ -255,6 +263,10 @@ func (p *Pipeline) tick() {
 			h := &c.h[i]
 			for len(h.ooo) > 0 && h.ooo[0].ts.Before(reorder) {
 				h.skipHole(p.now)
+			}
+			// A FIN is out of order too when bytes before it are missing.
+			if h.finHole(reorder) {
+				h.skipFinHole(p.now)
 			}
 		}
 	}

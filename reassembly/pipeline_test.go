@@ -6,8 +6,7 @@ import (
 )
 
 func TestInOrderManyFramesPerSegmentAndOneByteSegments(t *testing.T) {
-	v := newConv(t, cli, srv, 1000, 5000)
-	v.handshake()
+	v := opened(t)
 	r1, r2, r3 := kreq(30, 3, 7, "adm", 20), kreq(31, 3, 8, "adm", 3), kreq(0, 9, 9, "p", 100)
 	v.send(true, cat(r1, r2)) // pkt 4: two whole frames
 	for _, b := range r3 {    // pkts 5..: one byte each
@@ -15,7 +14,7 @@ func TestInOrderManyFramesPerSegmentAndOneByteSegments(t *testing.T) {
 	}
 	resp := kresp(7, 10)
 	v.send(false, resp)
-	r := run(testConfig(), v.pkts, nil)
+	r := run(t, testConfig(), v.pkts, nil)
 	last := 4 + len(r3)
 	var pks []int
 	for i := 5; i <= last; i++ {
@@ -26,50 +25,46 @@ func TestInOrderManyFramesPerSegmentAndOneByteSegments(t *testing.T) {
 		"frame c1> off=37 size=20 pk=[4]",
 		"frame c1> off=57 size=115 pk="+fmtInts(pks),
 		"frame c1< off=0 size=18 pk=["+itoa(last+1)+"]",
-		"end c1 10.0.0.1:40000>10.0.0.2:9092 reset=false",
+		endC1,
 	)
 	wantFrames(t, r, r1, r2, r3, resp)
 }
 
 func TestOutOfOrderAndRetransmissions(t *testing.T) {
-	v := newConv(t, cli, srv, 1000, 5000)
-	v.handshake()
+	v := opened(t)
 	f := kreq(30, 3, 1, "c", 40) // 55 bytes
 	g := kreq(31, 3, 2, "c", 10) // 25 bytes
 	all := cat(f, g)
 	s := uint32(1001)
-	v.raw(true, s, "A", all[:20], -1)      // 3
-	v.raw(true, s+40, "A", all[40:60], -1) // 4 out of order
-	v.raw(true, s+40, "A", all[40:60], -1) // 5 duplicate of held data
-	v.raw(true, s+30, "A", all[30:50], -1) // 6 overlaps held data
-	v.raw(true, s+20, "A", all[20:30], -1) // 7 fills the hole
-	v.raw(true, s, "A", all[:25], -1)      // 8 old data
-	v.raw(true, s+60, "A", all[60:], -1)   // 9
-	v.raw(true, s+50, "A", all[50:70], -1) // 10 overlaps the stream position
-	r := run(testConfig(), v.pkts, nil)
-	wantLines(t, r,
+	v.raw(true, s, "A", all[:20], -1)      // 4
+	v.raw(true, s+40, "A", all[40:60], -1) // 5 out of order
+	v.raw(true, s+40, "A", all[40:60], -1) // 6 duplicate of held data
+	v.raw(true, s+30, "A", all[30:50], -1) // 7 overlaps held data
+	v.raw(true, s+20, "A", all[20:30], -1) // 8 fills the hole
+	v.raw(true, s, "A", all[:25], -1)      // 9 old data
+	v.raw(true, s+60, "A", all[60:], -1)   // 10
+	v.raw(true, s+50, "A", all[50:70], -1) // 11 overlaps the stream position
+	r := expect(t, v,
 		"retrans c1> off=40 len=20",
 		"retrans c1> off=30 len=10",
 		"frame c1> off=0 size=55 pk=[4 8 7 5]",
 		"retrans c1> off=0 len=25",
 		"frame c1> off=55 size=25 pk=[5 10]",
 		"retrans c1> off=50 len=20",
-		"end c1 10.0.0.1:40000>10.0.0.2:9092 reset=false",
+		endC1,
 	)
 	wantFrames(t, r, f, g)
 }
 
 func TestGapMidFrameAndSwallowedPrefix(t *testing.T) {
-	v := newConv(t, cli, srv, 1000, 5000)
-	v.handshake()
+	v := opened(t)
 	a, b, c, d := kreq(30, 3, 1, "c", 100), kreq(30, 3, 2, "c", 100), kreq(30, 3, 3, "c", 100), kreq(31, 3, 4, "c", 5)
 	all := cat(a, b, c, d) // 115 each, then 20
 	s := uint32(1001)
 	v.raw(true, s, "A", all[:30], -1)       // 4: first 30 bytes of a
 	v.raw(true, s+40, "A", all[40:225], -1) // 5: after a 10-byte gap inside a, up to 5 bytes before c
 	v.raw(true, s+232, "A", all[232:], -1)  // 6: the 7-byte gap swallows c's prefix
-	r := run(testConfig(), v.pkts, nil)
-	wantLines(t, r,
+	r := expect(t, v,
 		"incomplete c1> off=0 have=30 want=115 gap",
 		"gap c1> off=30 len=10",
 		"unparseable c1> off=40 len=75",
@@ -77,7 +72,7 @@ func TestGapMidFrameAndSwallowedPrefix(t *testing.T) {
 		"gap c1> off=225 len=7",
 		"unparseable c1> off=232 len=113",
 		"frame c1> off=345 size=20 pk=[6]",
-		"end c1 10.0.0.1:40000>10.0.0.2:9092 reset=false",
+		endC1,
 	)
 	wantFrames(t, r, d)
 }
@@ -90,8 +85,7 @@ func TestMidStreamStartAndResponseResync(t *testing.T) {
 	v.send(true, q2)               // 2
 	v.send(false, cat(p0[9:], p1)) // 3: tail of a response to an uncaptured request, then p1
 	v.raw(true, v.cseq, "R", nil, -1)
-	r := run(testConfig(), v.pkts, nil)
-	wantLines(t, r,
+	r := expect(t, v,
 		"unparseable c1> off=0 len="+itoa(len(q1)-17),
 		"frame c1> off="+itoa(len(q1)-17)+" size="+itoa(len(q2))+" pk=[2]",
 		"unparseable c1< off=0 len="+itoa(len(p0)-9),
@@ -102,26 +96,23 @@ func TestMidStreamStartAndResponseResync(t *testing.T) {
 }
 
 func TestHostileSizePrefixes(t *testing.T) {
-	v := newConv(t, cli, srv, 1000, 5000)
-	v.handshake()
+	v := opened(t)
 	ok := kreq(30, 3, 5, "c", 4)
 	v.send(true, []byte{0x7f, 0xff, 0xff, 0xff, 1, 2, 3})
 	v.send(true, ok)
 	v.send(true, []byte{0xff, 0xff, 0xff, 0xf0})
 	v.send(true, ok)
-	r := run(testConfig(), v.pkts, nil)
-	wantLines(t, r,
+	expect(t, v,
 		"unparseable c1> off=0 len=7",
 		"frame c1> off=7 size=19 pk=[5]",
 		"unparseable c1> off=26 len=4",
 		"frame c1> off=30 size=19 pk=[7]",
-		"end c1 10.0.0.1:40000>10.0.0.2:9092 reset=false",
+		endC1,
 	)
 }
 
 func TestRSTMidFrameAndPortReuse(t *testing.T) {
-	v := newConv(t, cli, srv, 1000, 5000)
-	v.handshake()
+	v := opened(t)
 	q := kreq(30, 3, 1, "c", 40)
 	v.send(true, q[:20])
 	v.raw(false, v.sseq, "RA", nil, -1)
@@ -130,8 +121,7 @@ func TestRSTMidFrameAndPortReuse(t *testing.T) {
 	w.send(true, q[:10])
 	w.send(true, q[10:])
 	v.pkts = append(v.pkts, w.pkts...)
-	r := run(testConfig(), v.pkts, nil)
-	wantLines(t, r,
+	expect(t, v,
 		"incomplete c1> off=0 have=20 want=55 connection reset",
 		"end c1 10.0.0.1:40000>10.0.0.2:9092 reset=true",
 		"frame c2> off=0 size=55 pk=[9 10]",
@@ -140,24 +130,21 @@ func TestRSTMidFrameAndPortReuse(t *testing.T) {
 }
 
 func TestSnaplenTruncatedPayloadIsAGap(t *testing.T) {
-	v := newConv(t, cli, srv, 1000, 5000)
-	v.handshake()
+	v := opened(t)
 	a, b := kreq(30, 3, 1, "c", 100), kreq(31, 3, 2, "c", 3)
 	v.raw(true, v.cseq, "A", a, 50)
 	v.cseq += uint32(len(a))
 	v.send(true, b)
-	r := run(testConfig(), v.pkts, nil)
-	wantLines(t, r,
+	expect(t, v,
 		"incomplete c1> off=0 have=50 want=115 gap",
 		"gap c1> off=50 len=65",
 		"frame c1> off=115 size=18 pk=[5]",
-		"end c1 10.0.0.1:40000>10.0.0.2:9092 reset=false",
+		endC1,
 	)
 }
 
 func TestWantBodySkipsUninterestingBodies(t *testing.T) {
-	v := newConv(t, cli, srv, 1000, 5000)
-	v.handshake()
+	v := opened(t)
 	produce, acl := kreq(0, 9, 1, "c", 3000), kreq(30, 3, 2, "c", 3000)
 	v.send(true, produce[:1000])
 	v.send(true, produce[1000:])
@@ -165,11 +152,11 @@ func TestWantBodySkipsUninterestingBodies(t *testing.T) {
 	v.send(true, acl[1000:])
 	cfg := testConfig()
 	cfg.WantBody = func(_ Flow, head []byte) bool { return head[1] == 30 }
-	r := run(cfg, v.pkts, nil)
+	r := run(t, cfg, v.pkts, nil)
 	wantLines(t, r,
 		"frame c1> off=0 size=3015 pk=[4 5] truncated(68)",
 		"frame c1> off=3015 size=3015 pk=[6 7]",
-		"end c1 10.0.0.1:40000>10.0.0.2:9092 reset=false",
+		endC1,
 	)
 	wantFrames(t, r, produce[:68], acl)
 }
@@ -182,7 +169,7 @@ func TestDetectPorts(t *testing.T) {
 	v.send(false, kresp(1, 5))
 	cfg := testConfig()
 	cfg.DetectPorts = true
-	r := run(cfg, v.pkts, nil)
+	r := run(t, cfg, v.pkts, nil)
 	wantLines(t, r,
 		"port 10.0.0.9:7777",
 		"frame c1> off=0 size=20 pk=[2]",

@@ -2,47 +2,15 @@ package reassembly
 
 import (
 	"bytes"
-	"io"
-	"os"
+	"encoding/binary"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
 )
-
-func writeFile(t *testing.T, name string, b []byte) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// readAll runs a file through OpenFile and a Pipeline.
-func readAll(t *testing.T, path string) (*recorder, error) {
-	t.Helper()
-	src, err := OpenFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	r := &recorder{}
-	p := NewPipeline(testConfig(), r.emit)
-	for {
-		data, ci, link, err := src.Next()
-		if err != nil {
-			p.Close()
-			if err == io.EOF {
-				err = nil
-			}
-			return r, err
-		}
-		p.Packet(data, ci, link)
-	}
-}
 
 func TestOpenFileErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -176,11 +144,77 @@ func FuzzPipeline(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, link uint8) {
 		p := NewPipeline(Config{BrokerPorts: testConfig().BrokerPorts, DetectPorts: link&0x80 != 0, PlausibleRequest: plausible,
 			MaxFrame: 1 << 16, MaxConnBuffer: 1 << 12, MaxTotalBuffer: 1 << 14}, func(Event) {})
-		// Feed the input as one packet and as a series of packets cut from it.
+		// Feed the input as one packet and as a series of packets cut from
+		// it, seconds apart so that the timeouts run too; the buffer
+		// accounting must hold throughout and end at zero.
 		p.Packet(data, gopacket.CaptureInfo{Timestamp: t0}, layers.LinkType(link&0x7f))
 		for i := 0; i+2 < len(data); i += int(data[i]%61) + 1 {
-			p.Packet(data[i:], gopacket.CaptureInfo{Timestamp: t0}, layers.LinkType(data[i+1]))
+			ts := t0.Add(time.Duration(i) * time.Second)
+			p.Packet(data[i:], gopacket.CaptureInfo{Timestamp: ts}, layers.LinkType(data[i+1]))
+			checkBuffers(t, p)
 		}
 		p.Close()
+		if p.buffered != 0 {
+			t.Fatalf("%d bytes buffered after Close", p.buffered)
+		}
 	})
+}
+
+// TestBigEndianPcap reads classic pcap files written on a big-endian host
+// (magic a1 b2 c3 d4 or a1 b2 3c 4d on disk), with microsecond and
+// nanosecond timestamps, one of them with the 32-bit link type 276.
+func TestBigEndianPcap(t *testing.T) {
+	q, a := kreq(30, 3, 1, "c", 30), kresp(1, 9)
+	for _, tc := range []struct {
+		name string
+		nano bool
+		link layers.LinkType
+		file uint32
+	}{
+		{"micro", false, layers.LinkTypeEthernet, 1},
+		{"nano", true, layers.LinkTypeEthernet, 1},
+		{"nano-sll2", true, LinkTypeLinuxSLL2, 276},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := newConv(t, cli, srv, 1000, 5000)
+			v.link = tc.link
+			v.handshake()
+			v.send(true, q[:20])
+			v.send(true, q[20:])
+			v.send(false, a)
+			for i := range v.pkts {
+				// Sub-microsecond parts that a µs file must drop.
+				v.pkts[i].ci.Timestamp = v.pkts[i].ci.Timestamp.Add(time.Duration(100*i+789) * time.Nanosecond)
+			}
+			b := pcapFile(binary.BigEndian, tc.nano, tc.file, v.pkts)
+			magic := []byte{0xa1, 0xb2, 0xc3, 0xd4}
+			if tc.nano {
+				magic = []byte{0xa1, 0xb2, 0x3c, 0x4d}
+			}
+			if !bytes.Equal(b[:4], magic) {
+				t.Fatalf("magic % x", b[:4])
+			}
+			r, err := readAll(t, writeFile(t, "be.pcap", b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantLines(t, r,
+				"frame c1> off=0 size=45 pk=[4 5]",
+				"frame c1< off=0 size=17 pk=[6]",
+				endC1,
+			)
+			wantFrames(t, r, q, a)
+			ts := func(i int) time.Time {
+				x := v.pkts[i].ci.Timestamp
+				if !tc.nano {
+					x = x.Truncate(time.Microsecond)
+				}
+				return x
+			}
+			fs := eventsOf[*Frame](r)
+			if len(fs) != 2 || !fs[0].First.Equal(ts(3)) || !fs[0].Last.Equal(ts(4)) || !fs[1].First.Equal(ts(5)) {
+				t.Fatalf("frame times wrong: %v; packets at %v %v %v", fs, ts(3), ts(4), ts(5))
+			}
+		})
+	}
 }

@@ -34,6 +34,7 @@ type half struct {
 	nextOff                  int64
 	fin                      bool
 	finOff                   int64
+	finTs                    time.Time // when the FIN came, for ReorderWait
 	ooo                      []held
 	oooBytes                 int
 
@@ -98,7 +99,7 @@ func (h *half) segment(s *segment, pkt int, ts time.Time) {
 	off := h.nextOff + int64(int32(seq-h.nextSeq))
 	end := off + int64(s.claimed)
 	if s.flags&flagFIN != 0 && !h.fin {
-		h.fin, h.finOff = true, end
+		h.fin, h.finOff, h.finTs = true, end, ts
 	}
 	if end > off {
 		h.data(off, end, s.payload, pkt, ts)
@@ -195,13 +196,26 @@ func (h *half) hold(off, end int64, payload []byte, pkt int, ts time.Time) {
 		copy(h.ooo[i+1:], h.ooo[i:])
 		h.ooo[i] = held{off: pc[0], end: pc[1], data: data, pkt: pkt, ts: ts}
 	}
-	if len(h.ooo) > 0 && (h.oooBytes+h.reserved > p.cfg.MaxConnBuffer || p.buffered > p.cfg.MaxTotalBuffer) {
+	if h.overCap() {
 		p.stats.BufferLimits++
 		h.emit(&BufferLimit{Flow: h.flow(), StreamOffset: h.ooo[0].off, Length: int64(h.oooBytes), Time: ts})
-		for len(h.ooo) > 0 && (h.oooBytes+h.reserved > p.cfg.MaxConnBuffer || p.buffered > p.cfg.MaxTotalBuffer) {
+		for h.overCap() {
 			h.skipHole(ts)
 		}
 	}
+}
+
+// overCap reports whether held segments of h must be given up on because a
+// buffer cap is exceeded.
+func (h *half) overCap() bool {
+	p := h.c.p
+	return len(h.ooo) > 0 && (h.c.buffered() > p.cfg.MaxConnBuffer || p.buffered > p.cfg.MaxTotalBuffer)
+}
+
+// buffered is what the connection holds against MaxConnBuffer: out-of-order
+// segments and reserved frame bodies of both directions.
+func (c *conn) buffered() int {
+	return c.h[0].oooBytes + c.h[0].reserved + c.h[1].oooBytes + c.h[1].reserved
 }
 
 // drain delivers held segments that became contiguous.
@@ -218,6 +232,20 @@ func (h *half) drain() {
 		cut := min(h.nextOff-s.off, int64(len(s.data)))
 		h.deliver(s.end, s.data[cut:], s.pkt, s.ts)
 	}
+}
+
+// finHole reports whether the bytes before a FIN are missing with no
+// held segment after them, since before the given time.
+func (h *half) finHole(before time.Time) bool {
+	return h.fin && !h.closed && len(h.ooo) == 0 && h.nextOff < h.finOff && h.finTs.Before(before)
+}
+
+// skipFinHole gives up on the bytes missing before the FIN, which closes
+// the direction.
+func (h *half) skipFinHole(ts time.Time) {
+	h.gap(h.nextOff, h.finOff-h.nextOff, ts)
+	h.advance(h.finOff)
+	h.checkFin(ts)
 }
 
 // skipHole gives up on the bytes missing before the first held segment.
@@ -442,7 +470,7 @@ func (h *half) decideWant(ts time.Time) {
 		return
 	}
 	p := h.c.p
-	if h.size+int64(h.oooBytes) > int64(cfg.MaxConnBuffer) || int64(p.buffered)+h.size > int64(cfg.MaxTotalBuffer) {
+	if h.size+int64(h.c.buffered()) > int64(cfg.MaxConnBuffer) || int64(p.buffered)+h.size > int64(cfg.MaxTotalBuffer) {
 		h.want = false
 		p.stats.BufferLimits++
 		h.emit(&BufferLimit{Flow: h.flow(), StreamOffset: h.fOff, Length: h.size, Time: ts})

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +177,7 @@ type conv struct {
 	pkts     []pkt
 	link     layers.LinkType
 	template tcpSpec
+	skew     time.Duration // added to the timestamps; see wait
 }
 
 func newConv(t *testing.T, c, s netip.AddrPort, cisn, sisn uint32) *conv {
@@ -188,7 +192,7 @@ func (v *conv) raw(fromClient bool, seq uint32, flags string, payload []byte, sn
 		sp.src, sp.dst = v.s, v.c
 	}
 	data := frameBytes(v.t, sp)
-	ci := gopacket.CaptureInfo{Timestamp: t0.Add(time.Duration(len(v.pkts)) * time.Millisecond), Length: len(data), CaptureLength: len(data)}
+	ci := gopacket.CaptureInfo{Timestamp: t0.Add(v.skew + time.Duration(len(v.pkts))*time.Millisecond), Length: len(data), CaptureLength: len(data)}
 	if snap >= 0 && snap < len(payload) {
 		data = data[:len(data)-len(payload)+snap]
 		ci.CaptureLength = len(data)
@@ -215,10 +219,47 @@ func (v *conv) handshake() {
 	v.raw(true, v.cseq, "A", nil, -1)
 }
 
-// recorder collects events as lines and frame bytes.
+// wait shifts the timestamps of the packets appended after it by d.
+func (v *conv) wait(d time.Duration) { v.skew += d }
+
+// fin appends a FIN from one side; the FIN takes one sequence number.
+func (v *conv) fin(fromClient bool) {
+	seq := &v.sseq
+	if fromClient {
+		seq = &v.cseq
+	}
+	v.raw(fromClient, *seq, "FA", nil, -1)
+	*seq++
+}
+
+// opened returns the usual test conversation cli→srv (ISNs 1000 and 5000)
+// after its three-way handshake: packets 1-3.
+func opened(t *testing.T) *conv {
+	v := newConv(t, cli, srv, 1000, 5000)
+	v.handshake()
+	return v
+}
+
+// endLine is the recorder's line for the ConnEnd of connection id.
+func endLine(id int, c, s netip.AddrPort, reset bool) string {
+	return fmt.Sprintf("end c%d %s>%s reset=%v", id, c, s, reset)
+}
+
+// endC1 ends the conversation opened returns.
+var endC1 = endLine(1, cli, srv, false)
+
+// recorder collects events as lines, frame bytes and the events themselves
+// (frames copied: the Pipeline reuses their slices).
 type recorder struct {
 	lines  []string
 	frames [][]byte
+	events []Event
+	// withPkt prefixes each line with the number of the packet being fed
+	// when the event came ("close" during Pipeline.Close).
+	withPkt bool
+	pkt     int
+	// held is Pipeline.buffered after each packet (run and runAt).
+	held []int
 }
 
 func (r *recorder) emit(e Event) {
@@ -235,7 +276,10 @@ func (r *recorder) emit(e Event) {
 		if e.Truncated {
 			s += fmt.Sprintf(" truncated(%d)", len(e.Data))
 		}
-		r.frames = append(r.frames, append([]byte(nil), e.Data...))
+		r.frames = append(r.frames, bytes.Clone(e.Data))
+		f := *e
+		f.Data, f.Packets = bytes.Clone(e.Data), append([]int(nil), e.Packets...)
+		r.events = append(r.events, &f)
 	case *Gap:
 		s = fmt.Sprintf("gap %s off=%d len=%d", dir(e.Flow), e.StreamOffset, e.Length)
 	case *Unparseable:
@@ -251,6 +295,16 @@ func (r *recorder) emit(e Event) {
 	case *ConnEnd:
 		s = fmt.Sprintf("end c%d %s>%s reset=%v", e.ConnID, e.Conn.Client, e.Conn.Server, e.Reset)
 	}
+	if _, ok := e.(*Frame); !ok {
+		r.events = append(r.events, e)
+	}
+	if r.withPkt {
+		at := "close"
+		if r.pkt > 0 {
+			at = itoa(r.pkt)
+		}
+		s = at + ": " + s
+	}
 	r.lines = append(r.lines, s)
 }
 
@@ -259,20 +313,81 @@ func testConfig() Config {
 	return Config{BrokerPorts: ports, PlausibleRequest: plausible}
 }
 
-// run feeds packets in the given order (indexes into pkts; nil = all).
-func run(cfg Config, pkts []pkt, order []int) *recorder {
-	r := &recorder{}
+// run feeds packets in the given order (indexes into pkts; nil = all),
+// checking the buffer accounting after every packet and that nothing is
+// held after Close.
+func run(t *testing.T, cfg Config, pkts []pkt, order []int) *recorder {
+	t.Helper()
+	r, _ := runWith(t, cfg, pkts, order, false)
+	return r
+}
+
+// runAt is run with each line prefixed by the packet number it came at.
+func runAt(t *testing.T, cfg Config, pkts []pkt) *recorder {
+	t.Helper()
+	r, _ := runWith(t, cfg, pkts, nil, true)
+	return r
+}
+
+func runWith(t *testing.T, cfg Config, pkts []pkt, order []int, withPkt bool) (*recorder, *Pipeline) {
+	t.Helper()
+	r := &recorder{withPkt: withPkt}
 	p := NewPipeline(cfg, r.emit)
 	if order == nil {
-		for _, k := range pkts {
-			p.Packet(k.data, k.ci, k.link)
-		}
-	} else {
-		for _, i := range order {
-			p.Packet(pkts[i].data, pkts[i].ci, pkts[i].link)
+		order = make([]int, len(pkts))
+		for i := range order {
+			order[i] = i
 		}
 	}
+	for n, i := range order {
+		r.pkt = n + 1
+		p.Packet(pkts[i].data, pkts[i].ci, pkts[i].link)
+		checkBuffers(t, p)
+		r.held = append(r.held, p.buffered)
+	}
+	r.pkt = 0
 	p.Close()
+	checkBuffers(t, p)
+	if p.buffered != 0 || len(p.conns) != 0 {
+		t.Fatalf("after Close: %d bytes buffered, %d flows", p.buffered, len(p.conns))
+	}
+	return r, p
+}
+
+// checkBuffers verifies the memory accounting: the pipeline's total is the
+// sum of what every live direction holds, and each direction's count is
+// the bytes of its held segments.
+func checkBuffers(t *testing.T, p *Pipeline) {
+	t.Helper()
+	sum := 0
+	seen := map[*conn]bool{}
+	for _, c := range p.conns {
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		for i := range c.h {
+			h := &c.h[i]
+			n := 0
+			for _, s := range h.ooo {
+				n += len(s.data)
+			}
+			if n != h.oooBytes || h.reserved < 0 {
+				t.Fatalf("conn %d half %d: oooBytes %d, held %d, reserved %d", c.key.ID, i, h.oooBytes, n, h.reserved)
+			}
+			sum += h.oooBytes + h.reserved
+		}
+	}
+	if sum != p.buffered {
+		t.Fatalf("pipeline counts %d bytes buffered, connections hold %d", p.buffered, sum)
+	}
+}
+
+// expect runs v's packets with testConfig and checks the event lines.
+func expect(t *testing.T, v *conv, want ...string) *recorder {
+	t.Helper()
+	r := run(t, testConfig(), v.pkts, nil)
+	wantLines(t, r, want...)
 	return r
 }
 
@@ -296,8 +411,85 @@ func wantFrames(t *testing.T, r *recorder, want ...[]byte) {
 	}
 }
 
+// eventsOf returns the recorded events of type E.
+func eventsOf[E Event](r *recorder) []E {
+	var out []E
+	for _, e := range r.events {
+		if x, ok := e.(E); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 func itoa(i int) string { return fmt.Sprint(i) }
 
 func fmtInts(v []int) string { return fmt.Sprint(v) }
 
 func netipMust(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
+
+func writeFile(t *testing.T, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// readAll runs a file through OpenFile and a Pipeline.
+func readAll(t *testing.T, path string) (*recorder, error) {
+	t.Helper()
+	return readAllWith(t, path, testConfig())
+}
+
+func readAllWith(t *testing.T, path string, cfg Config) (*recorder, error) {
+	t.Helper()
+	src, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	r := &recorder{}
+	p := NewPipeline(cfg, r.emit)
+	for {
+		data, ci, link, err := src.Next()
+		if err != nil {
+			p.Close()
+			checkBuffers(t, p)
+			if err == io.EOF {
+				err = nil
+			}
+			return r, err
+		}
+		p.Packet(data, ci, link)
+	}
+}
+
+// pcapFile writes packets as a classic pcap file in the given byte order:
+// pcapgo.Writer only writes little-endian files.
+func pcapFile(order binary.AppendByteOrder, nano bool, link uint32, pkts []pkt) []byte {
+	magic := uint32(0xa1b2c3d4)
+	if nano {
+		magic = 0xa1b23c4d
+	}
+	b := order.AppendUint32(nil, magic)
+	b = order.AppendUint16(b, 2)
+	b = order.AppendUint16(b, 4)
+	b = order.AppendUint32(b, 0) // thiszone
+	b = order.AppendUint32(b, 0) // sigfigs
+	b = order.AppendUint32(b, 65535)
+	b = order.AppendUint32(b, link)
+	for _, p := range pkts {
+		frac := uint32(p.ci.Timestamp.Nanosecond())
+		if !nano {
+			frac /= 1000
+		}
+		b = order.AppendUint32(b, uint32(p.ci.Timestamp.Unix()))
+		b = order.AppendUint32(b, frac)
+		b = order.AppendUint32(b, uint32(len(p.data)))
+		b = order.AppendUint32(b, uint32(p.ci.Length))
+		b = append(b, p.data...)
+	}
+	return b
+}
