@@ -122,7 +122,7 @@ func compareWithClients(t *testing.T, sc sidecar, lines []decodedLine) map[strin
 	byKey := map[string]decodedLine{}
 	for _, d := range lines {
 		if d.Event != "" {
-			if d.Event != "retransmission" && d.Event != "port_detected" {
+			if d.Event != "port_detected" {
 				t.Errorf("unexpected event %+v", d)
 			}
 			continue
