@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,9 +118,11 @@ func metadataRequest(corr int32) []byte {
 	return b
 }
 
-func aclCapture(t *testing.T) string {
+func aclCapture(t *testing.T) string { return aclCaptureFrom(t, 50500) }
+
+func aclCaptureFrom(t *testing.T, clientPort uint16) string {
 	b := newPcap(t)
-	c := b.conn(50500, 9092)
+	c := b.conn(clientPort, 9092)
 	c.send(true, metadataRequest(1))
 	c.send(false, []byte{0, 0, 0, 8, 0, 0, 0, 1, 0, 0, 0, 0})
 	c.send(true, withCorr(seed(t, "createacls-v3-request"), 2, true))
@@ -262,5 +266,57 @@ func TestSchemaDirDecodesMoreAPIs(t *testing.T) {
 	_, stderr, code = runCLI(t, "", "--schema-dir", bad, capture)
 	if code != 1 || !strings.HasPrefix(stderr, "kdissect: --schema-dir: Broken.json: ") {
 		t.Errorf("broken definition: exit %d, %q", code, stderr)
+	}
+}
+
+// Malformed Kafka data is still printed, problem and all, and the exit
+// status says so.
+func TestCaptureMalformedExitsTwo(t *testing.T) {
+	b := newPcap(t)
+	c := b.conn(50501, 9092)
+	c.send(true, []byte{0, 0, 0, 0x0e, 0, 30, 0, 3, 0, 0, 0, 7, 0, 0, 0, 0x7f, 0x01, 0x00})
+	out, _, code := runCLI(t, "", b.file())
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	if !strings.Contains(out, "CreateAcls v3 request corr=7") || !strings.Contains(out, "!! 0x000f: array length 126 exceeds the 2 bytes left") {
+		t.Errorf("partial tree with its problem not printed:\n%s", out)
+	}
+}
+
+// Several files are read in order as one capture: packet numbers and
+// message indexes run on; "-" reads standard input.
+func TestCaptureSeveralFilesAndStdin(t *testing.T) {
+	first, second := aclCapture(t), aclCaptureFrom(t, 50600)
+	out, _, code := runCLI(t, "", "--json", first, second)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var idx []int
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		var d struct {
+			Index   int   `json:"index"`
+			Packets []int `json:"packets"`
+		}
+		json.Unmarshal([]byte(l), &d)
+		idx = append(idx, d.Index)
+		if d.Index == 8 && (len(d.Packets) != 1 || d.Packets[0] != 7+5) { // the first file holds 7 packets
+			t.Errorf("second file's request carried by packets %v, want [12]", d.Packets)
+		}
+	}
+	if fmt.Sprint(idx) != "[3 4 5 8 9 10]" {
+		t.Errorf("indexes %v, want [3 4 5 8 9 10]", idx)
+	}
+
+	bin := kdissectBinary(t)
+	cmd := exec.Command(bin, "--summary", "-")
+	cmd.Stdin, _ = os.Open(first)
+	got, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := runCLI(t, "", "--summary", first)
+	if string(got) != want {
+		t.Errorf("from standard input:\n%s\nfrom the file:\n%s", got, want)
 	}
 }

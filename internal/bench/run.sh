@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# End-to-end benchmark of kdissect on generated captures.
+#
+#   internal/bench/run.sh [--sizes "100000000 1000000000"] [--runs 5] [--tshark] [--dir DIR]
+#
+# Generates the captures once (internal/bench/gencapture: 200 connections,
+# Produce v9 requests of 1-16 KiB, ~10% CreateAcls/DeleteAcls v3 pairs, a
+# little reordering and retransmission), reads each file once to put it in
+# the page cache, then times, for each size, the median of --runs runs of:
+#   bare      gopacket's own read + decode + reassembly + Kafka framing loop
+#   summary   kdissect --summary
+#   json      kdissect --json
+#   tshark    (with --tshark) the ACL display filter as fields, as the issue gives it
+# and prints a Markdown table: seconds, MB/s and peak RSS (from /usr/bin/time).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+sizes="100000000 1000000000"
+runs=5
+want_tshark=0
+dir=${TMPDIR:-/tmp}/kdissect-bench
+while [ $# -gt 0 ]; do
+  case $1 in
+    --sizes) sizes=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --tshark) want_tshark=1; shift ;;
+    --dir) dir=$2; shift 2 ;;
+    *) echo "usage: $0 [--sizes \"BYTES...\"] [--runs N] [--tshark] [--dir DIR]" >&2; exit 1 ;;
+  esac
+done
+mkdir -p "$dir"
+
+if [ ! -x /usr/bin/time ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null
+fi
+if [ $want_tshark = 1 ] && ! command -v tshark >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null
+fi
+
+go build -o "$dir/kdissect" ./cmd/kdissect
+go build -o "$dir/bareloop" ./internal/bench/bareloop
+go build -o "$dir/gencapture" ./internal/bench/gencapture
+
+# measure NAME FILE CMD...: prints "seconds rss_kib" of the median run.
+measure() {
+  local name=$1 file=$2; shift 2
+  local results=()
+  for _ in $(seq "$runs"); do
+    /usr/bin/time -f "%e %M" -o "$dir/time.out" "$@" >/dev/null 2>"$dir/stderr.out" || {
+      echo "$name failed:" >&2; cat "$dir/stderr.out" >&2; exit 1; }
+    results+=("$(cat "$dir/time.out")")
+  done
+  printf '%s\n' "${results[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p"
+}
+
+echo "| capture | pipeline | seconds (median of $runs) | MB/s | peak RSS MiB |"
+echo "|---|---|---|---|---|"
+for size in $sizes; do
+  file="$dir/bench-$size.pcap"
+  [ -f "$file" ] || "$dir/gencapture" -o "$file" -size "$size"
+  cat "$file" >/dev/null
+  bytes=$(stat -c %s "$file")
+  row() {
+    read -r secs rss <<<"$2"
+    awk -v n="$1" -v s="$secs" -v r="$rss" -v b="$bytes" -v c="$((bytes / 1000000)) MB" \
+      'BEGIN { printf "| %s | %s | %.2f | %.0f | %.0f |\n", c, n, s, b / 1e6 / s, r / 1024 }'
+  }
+  row "gopacket bare read+reassemble" "$(measure bare "$file" "$dir/bareloop" "$file")"
+  row "kdissect --summary" "$(measure summary "$file" "$dir/kdissect" --summary "$file")"
+  row "kdissect --json" "$(measure json "$file" "$dir/kdissect" --json "$file")"
+  if [ $want_tshark = 1 ]; then
+    saved=$runs; runs=1
+    row "tshark fields, ACL filter" "$(measure tshark "$file" tshark -r "$file" -d tcp.port==9092,kafka \
+      -Y "kafka.api_key==30||kafka.api_key==31" -T fields -e frame.number)"
+    runs=$saved
+  fi
+done
