@@ -20,7 +20,7 @@ type treePrinter struct {
 }
 
 func (p *treePrinter) message(it *item, m *dissect.Message) {
-	b := appendHeading(p.buf[:0], it, m.APIName+" v"+strconv.Itoa(int(m.APIVersion))+" "+m.Direction.String()+" corr="+strconv.FormatInt(int64(m.CorrelationID), 10))
+	b := appendHeading(p.buf[:0], it, m.Summary)
 	b = append(b, '\n')
 	b = dissect.AppendText(b, m.Tree)
 	if p.hexDump {
