@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/reassembly"
@@ -54,12 +55,18 @@ func (s *store) load(index int) (*dissect.Message, error) {
 type tuiPrinter struct {
 	st      *store
 	entries chan<- tui.Entry
+	// malformed mirrors the session's flag where the explorer can read it
+	// while the reader goroutine still runs (the user may quit first).
+	malformed atomic.Bool
 }
 
 func (p *tuiPrinter) message(it *item, m *dissect.Message) {
 	p.st.mu.Lock()
 	p.st.recs[it.index] = storedFrame{frame: it.frame, dir: it.dir, key: it.key, ver: it.ver}
 	p.st.mu.Unlock()
+	if len(m.Problems) > 0 {
+		p.malformed.Store(true)
+	}
 	peer := it.peer
 	if peer == 0 {
 		peer = -1
@@ -71,7 +78,11 @@ func (p *tuiPrinter) message(it *item, m *dissect.Message) {
 	}
 }
 
-func (p *tuiPrinter) event(*item) {}
+func (p *tuiPrinter) event(it *item) {
+	if _, ok := it.event.(*reassembly.Unparseable); ok {
+		p.malformed.Store(true)
+	}
+}
 
 // runCaptureTUI reads the capture in the background while the explorer
 // shows what has arrived so far.
@@ -79,7 +90,8 @@ func runCaptureTUI(o captureOpts, reg *dissect.Registry, sel selector, ports rea
 	st := &store{reg: reg, recs: map[int]storedFrame{}}
 	entries := make(chan tui.Entry, 1024)
 	progress := make(chan tui.ProgressMsg, 16)
-	s := newSession(reg, sel, &tuiPrinter{st: st, entries: entries}, true)
+	tp := &tuiPrinter{st: st, entries: entries}
+	s := newSession(reg, sel, tp, true)
 	s.limit = o.count
 	s.hold = o.iface == ""
 	pipe := reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event)
@@ -119,11 +131,12 @@ func runCaptureTUI(o captureOpts, reg *dissect.Registry, sel selector, ports rea
 	if err := tui.Run(st.load, entries, progress, tui.Options{Title: title, Live: o.iface != ""}); err != nil {
 		return false, err
 	}
-	// The explorer may quit before the reader finishes; its result no longer matters then.
+	// The explorer may quit before the reader finishes: its error no longer
+	// matters then, and what was shown so far says whether it was malformed.
 	select {
 	case err := <-done:
-		return s.malformed, err
+		return tp.malformed.Load(), err
 	default:
-		return s.malformed, nil
+		return tp.malformed.Load(), nil
 	}
 }

@@ -1,0 +1,633 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mattn/go-runewidth"
+)
+
+// End-to-end: the real binary in a real terminal. tmux hosts kdissect in a
+// detached 120x40 pane; the test types keys with send-keys and reads the
+// screen, colours included, with capture-pane -e. What it checks is what
+// the model tests cannot: that the program starts on a terminal, takes keys
+// from it, draws the selected field's bytes highlighted, and gives the
+// terminal back when it quits.
+
+// e2eWait bounds every wait on the terminal. The screen normally settles
+// in milliseconds; the bound only turns a hang into a failure.
+const e2eWait = 20 * time.Second
+
+// needTmux finds tmux. Without it the test skips on a developer's machine,
+// but fails in CI, which installs tmux (.ci/run): a CI that silently skips
+// the only test of the real terminal would prove nothing.
+func needTmux(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("tmux not found in CI: .ci/run must install it (%v)", err)
+		}
+		t.Skipf("tmux not installed: %v", err)
+	}
+	return p
+}
+
+// tmuxTerm is one tmux server on a private socket with one pane running
+// kdissect.
+type tmuxTerm struct {
+	t      *testing.T
+	tmux   string
+	socket string
+	env    []string
+	// socketPath is where tmux put the socket (under $TMUX_TMPDIR or /tmp).
+	socketPath string
+	w, h       int
+}
+
+const tmuxTarget = "e2e"
+
+// startTmux starts argv in a detached w×h tmux pane. The server has its
+// own socket (parallel runs and a developer's own tmux don't meet) and a
+// config written here, not ~/.tmux.conf: TERM=xterm-256color, and no
+// NO_COLOR, COLORTERM or CI from the caller's environment, so kdissect
+// draws in 256 colours whatever runs the test. (termenv takes any CI
+// variable to mean "no terminal" and drops every colour; CI sets CI=true,
+// but the pane is a terminal all the same.)
+//
+// kdissect runs under a shell that reports its exit status on the pane and
+// then idles: the test can read the status, and the state kdissect left the
+// terminal in, from a pane that is still alive (tmux resets some of that
+// state when a pane dies).
+func startTmux(t *testing.T, tmux string, w, h int, argv ...string) *tmuxTerm {
+	t.Helper()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "tmux.conf")
+	err := os.WriteFile(conf, []byte(strings.Join([]string{
+		"set -g remain-on-exit on", // a crash of the shell still leaves the screen to read
+		"set -g default-terminal xterm-256color",
+		"set -g status off",
+		"set-environment -gu NO_COLOR",
+		"set-environment -gu COLORTERM",
+		"set-environment -gu CLICOLOR_FORCE",
+		"set-environment -gu CI",
+		"",
+	}, "\n")), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := &tmuxTerm{
+		t: t, tmux: tmux, w: w, h: h,
+		socket: fmt.Sprintf("kdissect-e2e-%d-%d", os.Getpid(), time.Now().UnixNano()),
+	}
+	// Outside any tmux the test may itself run in: $TMUX would only
+	// confuse the client.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TMUX=") && !strings.HasPrefix(kv, "TMUX_PANE=") {
+			tm.env = append(tm.env, kv)
+		}
+	}
+	t.Cleanup(func() {
+		// Always: a server left behind would keep kdissect running. tmux
+		// leaves its socket file behind; it is ours to remove.
+		exec.Command(tm.tmux, "-L", tm.socket, "kill-server").Run()
+		if tm.socketPath != "" {
+			os.Remove(tm.socketPath)
+		}
+	})
+	args := []string{"-f", conf, "new-session", "-d", "-s", tmuxTarget,
+		"-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "-e", "TERM=xterm-256color", "--",
+		// Several arguments: tmux execs them without another shell, and
+		// this one passes argv on unquoted.
+		"sh", "-c", `"$0" "$@"; echo "kdissect exited $?"; exec sleep 600`}
+	tm.run(append(args, argv...)...)
+	tm.socketPath = tm.display("#{socket_path}")
+	return tm
+}
+
+func (tm *tmuxTerm) run(args ...string) string {
+	tm.t.Helper()
+	cmd := exec.Command(tm.tmux, append([]string{"-L", tm.socket}, args...)...)
+	cmd.Env = tm.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// capture is the pane's screen with its colours as SGR sequences.
+func (tm *tmuxTerm) capture() string {
+	tm.t.Helper()
+	return tm.run("capture-pane", "-p", "-e", "-t", tmuxTarget)
+}
+
+func (tm *tmuxTerm) keys(keys ...string) {
+	tm.t.Helper()
+	tm.run(append([]string{"send-keys", "-t", tmuxTarget}, keys...)...)
+}
+
+func (tm *tmuxTerm) display(format string) string {
+	tm.t.Helper()
+	return strings.TrimSpace(tm.run("display-message", "-p", "-t", tmuxTarget, format))
+}
+
+// waitFor polls the screen until ok accepts it, and fails with the last
+// screen after e2eWait.
+func (tm *tmuxTerm) waitFor(what string, ok func(s *paneScreen) bool) *paneScreen {
+	tm.t.Helper()
+	deadline := time.Now().Add(e2eWait)
+	for {
+		s := parsePane(tm.capture())
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("waited %v for %s; the screen:\n%s", e2eWait, what, strings.Join(s.text, "\n"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// exitRE is the shell's report on the pane after kdissect exits.
+var exitRE = regexp.MustCompile(`kdissect exited (\d+)`)
+
+// waitExit waits for kdissect to exit and returns its exit status.
+func (tm *tmuxTerm) waitExit() int {
+	tm.t.Helper()
+	var code int
+	tm.waitFor("kdissect to exit", func(s *paneScreen) bool {
+		for _, l := range s.text {
+			if m := exitRE.FindStringSubmatch(l); m != nil {
+				code, _ = strconv.Atoi(m[1])
+				return true
+			}
+		}
+		return false
+	})
+	return code
+}
+
+// pid is the process id of kdissect: the one child of the pane's shell.
+func (tm *tmuxTerm) pid() int {
+	tm.t.Helper()
+	sh := tm.display("#{pane_pid}")
+	deadline := time.Now().Add(e2eWait)
+	for {
+		b, err := os.ReadFile("/proc/" + sh + "/task/" + sh + "/children")
+		if f := strings.Fields(string(b)); err == nil && len(f) == 1 {
+			pid, _ := strconv.Atoi(f[0])
+			return pid
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("no kdissect under the pane's shell %s (%v)", sh, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sgrStyle is the SGR state of a cell, as far as the explorer uses it.
+type sgrStyle struct {
+	bold, italic, underline, reverse bool
+	fg, bg                           string // "" is the terminal's default
+}
+
+type screenCell struct {
+	r  rune
+	st sgrStyle
+}
+
+// paneScreen is a captured pane: text lines and the cells behind them.
+type paneScreen struct {
+	text  []string
+	cells [][]screenCell
+}
+
+// parsePane interprets capture-pane -e output. tmux writes each style
+// change once, so the state carries over from line to line; a wide rune
+// takes two cells (the second one a zero rune).
+func parsePane(s string) *paneScreen {
+	var sc paneScreen
+	var cur sgrStyle
+	var line []screenCell
+	flush := func() {
+		var b strings.Builder
+		for _, c := range line {
+			if c.r != 0 {
+				b.WriteRune(c.r)
+			}
+		}
+		sc.text = append(sc.text, b.String())
+		sc.cells = append(sc.cells, line)
+		line = nil
+	}
+	rs := []rune(strings.TrimSuffix(s, "\n"))
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '\n':
+			flush()
+		case r == 0x1b && i+1 < len(rs) && rs[i+1] == '[':
+			j := i + 2
+			for j < len(rs) && (rs[j] < 0x40 || rs[j] > 0x7e) {
+				j++
+			}
+			if j < len(rs) && rs[j] == 'm' {
+				cur = applySGR(cur, string(rs[i+2:j]))
+			}
+			i = j
+		case r == 0x1b: // another escape: skip it and the byte after
+			i++
+		default:
+			line = append(line, screenCell{r, cur})
+			if runewidth.RuneWidth(r) == 2 {
+				line = append(line, screenCell{0, cur})
+			}
+		}
+	}
+	flush()
+	return &sc
+}
+
+func applySGR(st sgrStyle, params string) sgrStyle {
+	ps := strings.FieldsFunc(params, func(r rune) bool { return r == ';' || r == ':' })
+	if len(ps) == 0 {
+		return sgrStyle{}
+	}
+	for i := 0; i < len(ps); i++ {
+		n, _ := strconv.Atoi(ps[i])
+		switch {
+		case n == 0:
+			st = sgrStyle{}
+		case n == 1:
+			st.bold = true
+		case n == 22:
+			st.bold = false
+		case n == 3:
+			st.italic = true
+		case n == 23:
+			st.italic = false
+		case n == 4:
+			st.underline = true
+		case n == 24:
+			st.underline = false
+		case n == 7:
+			st.reverse = true
+		case n == 27:
+			st.reverse = false
+		case n == 39:
+			st.fg = ""
+		case n == 49:
+			st.bg = ""
+		case (n >= 30 && n <= 37) || (n >= 90 && n <= 97):
+			st.fg = ps[i]
+		case (n >= 40 && n <= 47) || (n >= 100 && n <= 107):
+			st.bg = ps[i]
+		case (n == 38 || n == 48) && i+1 < len(ps):
+			// 38;5;N or 38;2;R;G;B
+			k := 3
+			if ps[i+1] == "5" {
+				k = 2
+			} else if ps[i+1] == "2" {
+				k = 5
+			}
+			end := min(i+k, len(ps)-1)
+			c := strings.Join(ps[i+1:end+1], ";")
+			if n == 38 {
+				st.fg = c
+			} else {
+				st.bg = c
+			}
+			i = end
+		}
+	}
+	return st
+}
+
+func (s *paneScreen) contains(sub string) bool {
+	for _, l := range s.text {
+		if strings.Contains(l, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// line is the first line starting with prefix (after leading blanks).
+func (s *paneScreen) line(prefix string) (int, string) {
+	for i, l := range s.text {
+		if strings.HasPrefix(strings.TrimLeft(l, " "), prefix) {
+			return i, l
+		}
+	}
+	return -1, ""
+}
+
+// status is the first status line: two lines above the key line, which is
+// the last line of the pane.
+func (s *paneScreen) status(h int) string {
+	if len(s.text) < h {
+		return ""
+	}
+	return strings.TrimSpace(s.text[h-3])
+}
+
+var (
+	hexRowRE    = regexp.MustCompile(`^([0-9a-f]{4,})  [0-9a-f]{2} `)
+	bytesHeadRE = regexp.MustCompile(`^\s*(▶ )?Bytes \d+B`)
+)
+
+// hexCell is a byte as the hex pane shows it: its offset, its value read
+// back from the screen, and the styles of its two hex digits and of its
+// ASCII character.
+type hexCell struct {
+	off       int
+	val       byte
+	hex       [2]sgrStyle
+	asc       sgrStyle
+	ascii     rune
+	hexStyled bool // both digits have one style
+}
+
+// hexPane reads the byte layout back from the screen. Its rows are xxd's:
+// the offset, two spaces, 16 bytes each followed by a space (one more after
+// the eighth), a space, then the 16 ASCII characters.
+func (s *paneScreen) hexPane(t *testing.T) []hexCell {
+	t.Helper()
+	head := -1
+	for i, l := range s.text {
+		if bytesHeadRE.MatchString(l) {
+			head = i
+		}
+	}
+	if head < 0 {
+		t.Fatalf("no Bytes pane on screen:\n%s", strings.Join(s.text, "\n"))
+	}
+	var out []hexCell
+	for i := head + 1; i < len(s.text); i++ {
+		m := hexRowRE.FindStringSubmatch(s.text[i])
+		if m == nil {
+			break
+		}
+		base, _ := strconv.ParseInt(m[1], 16, 64)
+		ow := len(m[1])
+		cells := s.cells[i]
+		asciiCol := ow + 2 + 3*16 + 1 + 1
+		for j := 0; j < 16; j++ {
+			col := ow + 2 + 3*j
+			if j >= 8 {
+				col++
+			}
+			if col+1 >= len(cells) || cells[col].r == ' ' {
+				break // past the last byte of the frame
+			}
+			v, err := hex.DecodeString(string([]rune{cells[col].r, cells[col+1].r}))
+			if err != nil {
+				t.Fatalf("hex row %q: byte %d is %q", s.text[i], j, string([]rune{cells[col].r, cells[col+1].r}))
+			}
+			b := hexCell{off: int(base) + j, val: v[0], hex: [2]sgrStyle{cells[col].st, cells[col+1].st}}
+			b.hexStyled = cells[col].st == cells[col+1].st
+			if asciiCol+j < len(cells) {
+				b.ascii, b.asc = cells[asciiCol+j].r, cells[asciiCol+j].st
+			}
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// checkHighlight asserts that exactly the bytes [lo, hi) are highlighted
+// in the hex pane, hex digits and ASCII alike: they share one style with a
+// background colour, and no other byte has a background.
+func checkHighlight(t *testing.T, s *paneScreen, bs []hexCell, lo, hi int) {
+	t.Helper()
+	var mark *sgrStyle
+	for _, b := range bs {
+		if !b.hexStyled {
+			t.Errorf("byte 0x%04x: its two hex digits differ in style: %+v", b.off, b.hex)
+		}
+		in := b.off >= lo && b.off < hi
+		for _, st := range []sgrStyle{b.hex[0], b.asc} {
+			switch {
+			case in && st.bg == "":
+				t.Errorf("byte 0x%04x (%02x %q) is in the field [0x%04x, 0x%04x) but not highlighted: %+v", b.off, b.val, b.ascii, lo, hi, st)
+			case !in && st.bg != "":
+				t.Errorf("byte 0x%04x (%02x %q) is outside the field [0x%04x, 0x%04x) but highlighted: %+v", b.off, b.val, b.ascii, lo, hi, st)
+			case in && mark == nil:
+				m := st
+				mark = &m
+			case in && st != *mark:
+				t.Errorf("byte 0x%04x: highlight %+v differs from the field's first byte's %+v", b.off, st, *mark)
+			}
+		}
+	}
+	if mark == nil {
+		t.Fatalf("no highlighted byte; the screen:\n%s", strings.Join(s.text, "\n"))
+	}
+	if !mark.bold {
+		t.Errorf("highlight %+v is not bold", *mark)
+	}
+	if t.Failed() {
+		t.Logf("the screen:\n%s", strings.Join(s.text, "\n"))
+	}
+}
+
+func frameBytes(bs []hexCell) []byte {
+	var b []byte
+	for _, x := range bs {
+		b = append(b, x.val)
+	}
+	return b
+}
+
+// listHeadRE is the list's column header on the focused list. No. is
+// right-aligned: wide message numbers push it to the right.
+var listHeadRE = regexp.MustCompile(`^▶ +No\. .*Connection .*Info`)
+
+// firstScreen is the explorer's list drawn: the column header and a
+// selected first row.
+func firstScreen(s *paneScreen) bool {
+	hdr := -1
+	for i, l := range s.text {
+		if listHeadRE.MatchString(l) {
+			hdr = i
+			break
+		}
+	}
+	return hdr >= 0 && hdr+1 < len(s.text) && strings.HasPrefix(s.text[hdr+1], ">")
+}
+
+// toField focuses the tree and moves the cursor down to the first row
+// whose label starts with name, pressing Down as many times as the rows
+// on screen say, then waits for the status line to show that field at
+// path (under the message's root).
+func (tm *tmuxTerm) toField(path, name string) *paneScreen {
+	tm.t.Helper()
+	tm.keys("Tab")
+	s := tm.waitFor("the tree to take the focus", func(s *paneScreen) bool { return s.contains("▶ Fields · #") })
+	head, _ := s.line("▶ Fields · #")
+	cursor, target := -1, -1
+	for i := head + 1; i < len(s.text) && !bytesHeadRE.MatchString(s.text[i]); i++ {
+		if strings.HasPrefix(s.text[i], ">") && cursor < 0 {
+			cursor = i
+		}
+		if strings.Contains(s.text[i], "+-- "+name+" ") && target < 0 {
+			target = i
+		}
+	}
+	if cursor < 0 || target <= cursor {
+		tm.t.Fatalf("no tree cursor, or no %s row below it; the screen:\n%s", name, strings.Join(s.text, "\n"))
+	}
+	downs := make([]string, target-cursor)
+	for i := range downs {
+		downs[i] = "Down"
+	}
+	tm.keys(downs...)
+	return tm.waitFor("the status line to show "+path, func(s *paneScreen) bool {
+		return strings.HasPrefix(s.status(tm.h), path+" ")
+	})
+}
+
+// quit presses q and checks that kdissect exits with code and gives the
+// terminal back: main screen, cursor shown, mouse reporting off.
+func (tm *tmuxTerm) quit(code int) {
+	tm.t.Helper()
+	// The explorer runs on the alternate screen with mouse reporting
+	// (button events, SGR encoding): what it has to undo.
+	if got := tm.display("#{alternate_on} #{mouse_button_flag} #{mouse_sgr_flag}"); got != "1 1 1" {
+		tm.t.Errorf("while running: alternate_on mouse_button mouse_sgr = %q, want \"1 1 1\"", got)
+	}
+	pid := tm.pid()
+	tm.keys("q")
+	if got := tm.waitExit(); got != code {
+		tm.t.Errorf("exit status %d, want %d", got, code)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		tm.t.Errorf("kdissect (pid %d) still exists after it reported its exit", pid)
+	}
+	if got := tm.display("#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{mouse_button_flag} #{mouse_sgr_flag}"); got != "0 1 0 0 0" {
+		tm.t.Errorf("terminal after exit: alternate_on cursor mouse_any mouse_button mouse_sgr = %q, want \"0 1 0 0 0\"", got)
+	}
+	if s := parsePane(tm.capture()); s.contains("kdissect ·") {
+		tm.t.Errorf("the explorer's screen is left on the main screen:\n%s", strings.Join(s.text, "\n"))
+	}
+}
+
+func TestTUIEndToEndTmux(t *testing.T) {
+	tmux := needTmux(t)
+	bin := kdissectBinary(t)
+
+	t.Run("capture", func(t *testing.T) {
+		// The recorded kadm traffic when it is in the tree, else the
+		// capture the model tests build: both start with a CreateAcls
+		// request for firstPrincipal.
+		path := kadmCapture
+		if _, err := os.Stat(path); err != nil {
+			path = builtACLCapture(t)
+		}
+		tm := startTmux(t, tmux, 120, 40, bin, "--tui", path)
+		s := tm.waitFor("the message list, fully read", func(s *paneScreen) bool {
+			return firstScreen(s) && s.contains(" · done")
+		})
+		if !s.contains("CreateAcls v3") || !strings.HasPrefix(strings.TrimSpace(s.text[0]), "kdissect · "+filepath.Base(path)+" · ") {
+			t.Fatalf("first screen:\n%s", strings.Join(s.text, "\n"))
+		}
+
+		field := "CreateAclsRequest > Creations > AclCreation[0] > Principal"
+		s = tm.toField(field, "Principal")
+		bs := s.hexPane(t)
+		// Where the field is, from the bytes on screen and Kafka's
+		// encoding of a compact string, not from the decoder.
+		enc := compactString(firstPrincipal)
+		lo := bytes.Index(frameBytes(bs), enc)
+		if lo < 0 || bytes.Count(frameBytes(bs), enc) != 1 {
+			t.Fatalf("%q is not exactly once in the bytes on screen:\n%s", firstPrincipal, strings.Join(s.text, "\n"))
+		}
+		hi := lo + len(enc)
+		want := fmt.Sprintf(`%s [0x%04x, %dB] string = "%s"`, field, lo, len(enc), firstPrincipal)
+		if st := s.status(tm.h); !strings.HasPrefix(st, want) {
+			t.Errorf("status line %q, want %q…", st, want)
+		}
+		if lo/16 == (hi-1)/16 {
+			t.Logf("the field is on one hex row; the test is stronger when it spans two")
+		}
+		checkHighlight(t, s, bs, lo, hi)
+		tm.quit(0)
+	})
+
+	t.Run("stdin", func(t *testing.T) {
+		// `kdissect --tui -` reads the capture from a pipe: the keys then
+		// have to come from the terminal, not from standard input.
+		path := kadmCapture
+		if _, err := os.Stat(path); err != nil {
+			path = builtACLCapture(t)
+		}
+		tm := startTmux(t, tmux, 120, 40, "sh", "-c", `cat "$0" | "$1" --tui -`, path, bin)
+		s := tm.waitFor("the message list, fully read", func(s *paneScreen) bool {
+			return firstScreen(s) && s.contains(" · done")
+		})
+		if !strings.HasPrefix(strings.TrimSpace(s.text[0]), "kdissect · standard input · ") {
+			t.Errorf("title %q", s.text[0])
+		}
+		hdr := -1
+		for i, l := range s.text {
+			if listHeadRE.MatchString(l) {
+				hdr = i
+			}
+		}
+		second := strings.TrimLeft(s.text[hdr+2], " ")
+		tm.keys("j")
+		tm.waitFor("j to select the second row", func(s *paneScreen) bool {
+			return strings.HasPrefix(s.text[hdr+2], ">") && strings.HasPrefix(strings.TrimLeft(s.text[hdr+2], "> "), strings.TrimSpace(second))
+		})
+		tm.quit(0)
+	})
+
+	t.Run("frame", func(t *testing.T) {
+		// `kdissect frame --tui --hex` on the seed request. Its principal
+		// is empty: one byte, placed by the reference tree.
+		raw, err := os.ReadFile("../../testdata/frames/createacls-v3-request.bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := os.ReadFile("../../testdata/frames/createacls-v3-request.tree")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`Principal string = "" .*\[0x([0-9a-f]{4}), (\d+)B\]`).FindSubmatch(ref)
+		if m == nil {
+			t.Fatal("no Principal in the reference tree")
+		}
+		lo64, _ := strconv.ParseInt(string(m[1]), 16, 64)
+		size, _ := strconv.Atoi(string(m[2]))
+		lo := int(lo64)
+
+		tm := startTmux(t, tmux, 120, 40, bin, "frame", "--tui", "--hex", hex.EncodeToString(raw))
+		s := tm.waitFor("the frame's one-row list", firstScreen)
+		if !strings.HasPrefix(strings.TrimSpace(s.text[0]), "kdissect · frame · 1 message") {
+			t.Errorf("title %q", s.text[0])
+		}
+		field := "CreateAclsRequest > Creations > AclCreation[0] > Principal"
+		s = tm.toField(field, "Principal")
+		want := fmt.Sprintf(`%s [0x%04x, %dB] string = ""`, field, lo, size)
+		if st := s.status(tm.h); !strings.HasPrefix(st, want) {
+			t.Errorf("status line %q, want %q…", st, want)
+		}
+		bs := s.hexPane(t)
+		if !bytes.Equal(frameBytes(bs), raw) {
+			t.Errorf("hex pane shows % x, want the frame % x", frameBytes(bs), raw)
+		}
+		checkHighlight(t, s, bs, lo, lo+size)
+		tm.quit(0)
+	})
+}

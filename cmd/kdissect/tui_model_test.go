@@ -1,0 +1,592 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/tui"
+)
+
+// The explorer's model driven with the entries of a real capture, read by
+// the same session and store that `kdissect --tui` uses. The expectations
+// come from other code paths of the CLI (--summary, --json) and from the
+// Kafka wire encoding itself, not from the explorer.
+
+// Principals the explorer tests look for. Both captures (the recorded kadm
+// traffic and the one built below) carry them: alice in the first
+// CreateAcls request, Zoë (non-ASCII, so search has to fold case on runes)
+// in a later one.
+const (
+	firstPrincipal  = "User:alice"
+	searchPrincipal = "User:Zoë"
+)
+
+const kadmCapture = "../../testdata/pcaps/kadm-acls.pcap"
+
+// tuiCapture is one capture the explorer tests run on.
+type tuiCapture struct {
+	name string
+	path string
+}
+
+// tuiCaptures are the recorded kadm capture, when it is in the tree, and a
+// capture built here with a malformed request, so that the errors filter
+// has something to find.
+func tuiCaptures(t *testing.T) []tuiCapture {
+	cs := []tuiCapture{{"built", builtACLCapture(t)}}
+	if _, err := os.Stat(kadmCapture); err == nil {
+		cs = append(cs, tuiCapture{"kadm-acls", kadmCapture})
+	}
+	return cs
+}
+
+// builtACLCapture is CreateAcls and DeleteAcls v3 traffic encoded by
+// franz-go's kmsg on one connection: alice's ACL (created, then deleted),
+// Zoë's two ACLs, and a CreateAcls request whose array is cut short
+// (malformed) with the broker's INVALID_REQUEST answer.
+func builtACLCapture(t *testing.T) string {
+	b := newPcap(t)
+	c := b.conn(50500, 9092)
+	creation := func(principal, resource string) kmsg.CreateACLsRequestCreation {
+		cr := kmsg.NewCreateACLsRequestCreation()
+		cr.ResourceType = kmsg.ACLResourceTypeTopic
+		cr.ResourceName = resource
+		cr.ResourcePatternType = kmsg.ACLResourcePatternTypeLiteral
+		cr.Principal = principal
+		cr.Host = "*"
+		cr.Operation = kmsg.ACLOperationWrite
+		cr.PermissionType = kmsg.ACLPermissionTypeAllow
+		return cr
+	}
+	createReq := func(cs ...kmsg.CreateACLsRequestCreation) []byte {
+		r := kmsg.NewCreateACLsRequest()
+		r.Version = 3
+		r.Creations = cs
+		return r.AppendTo(nil)
+	}
+	createResp := func(codes ...int16) []byte {
+		r := kmsg.NewCreateACLsResponse()
+		r.Version = 3
+		for _, code := range codes {
+			res := kmsg.NewCreateACLsResponseResult()
+			res.ErrorCode = code
+			r.Results = append(r.Results, res)
+		}
+		return r.AppendTo(nil)
+	}
+	req := func(key int16, corr int32, body []byte) []byte {
+		h := binary.BigEndian.AppendUint16(nil, uint16(key))
+		h = binary.BigEndian.AppendUint16(h, 3)
+		h = binary.BigEndian.AppendUint32(h, uint32(corr))
+		h = binary.BigEndian.AppendUint16(h, 4)
+		h = append(h, "kadm"...)
+		h = append(h, 0) // request header v2: no tagged fields
+		return kafkaFrame(h, body)
+	}
+	resp := func(corr int32, body []byte) []byte {
+		return kafkaFrame(append(binary.BigEndian.AppendUint32(nil, uint32(corr)), 0), body)
+	}
+
+	c.send(true, req(30, 2, createReq(creation(firstPrincipal, "orders"))))
+	c.send(false, resp(2, createResp(0)))
+	c.send(true, req(30, 3, createReq(creation(searchPrincipal, "orders"), creation(searchPrincipal, "payments"))))
+	c.send(false, resp(3, createResp(0, 0)))
+
+	del := kmsg.NewDeleteACLsRequest()
+	del.Version = 3
+	f := kmsg.NewDeleteACLsRequestFilter()
+	f.ResourceType = kmsg.ACLResourceTypeTopic
+	name, principal := "orders", firstPrincipal
+	f.ResourceName, f.Principal = &name, &principal
+	f.ResourcePatternType = kmsg.ACLResourcePatternTypeLiteral
+	f.Operation = kmsg.ACLOperationAny
+	f.PermissionType = kmsg.ACLPermissionTypeAny
+	del.Filters = append(del.Filters, f)
+	delResp := kmsg.NewDeleteACLsResponse()
+	delResp.Version = 3
+	delResp.Results = append(delResp.Results, kmsg.NewDeleteACLsResponseResult())
+	c.send(true, req(31, 4, del.AppendTo(nil)))
+	c.send(false, resp(4, delResp.AppendTo(nil)))
+
+	// Two creations announced (compact length 3), one present: the
+	// decoder runs out of bytes in the second. The frame itself is whole,
+	// so reassembly hands it over and only the dissector complains.
+	bad := createReq(creation("User:mallory", "orders"))
+	bad[0] = 3
+	c.send(true, req(30, 5, bad[:len(bad)-1]))
+	c.send(false, resp(5, createResp(42))) // INVALID_REQUEST
+	return b.file()
+}
+
+// kafkaFrame puts the size prefix on a header and body.
+func kafkaFrame(head, body []byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(len(head)+len(body)))
+	return append(append(b, head...), body...)
+}
+
+// captureEntries reads a capture the way runCaptureTUI does (default
+// flags: --port 9092 with detection, the ACL APIs) and returns every entry
+// the explorer would receive and the store's loader.
+//
+// It repeats runCaptureTUI's wiring without tui.Run, which needs a
+// terminal; if that wiring changes, this must follow.
+func captureEntries(t *testing.T, path string) ([]tui.Entry, tui.Loader) {
+	t.Helper()
+	o := captureOpts{ports: "9092", detect: true, maxFrame: reassembly.DefaultMaxFrame, tui: true}
+	ports, err := reassembly.ParsePorts(o.ports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := reassembly.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	reg := dissect.NewRegistry()
+	st := &store{reg: reg, recs: map[int]storedFrame{}}
+	ch := make(chan tui.Entry, 1024)
+	s := newSession(reg, selector{}, &tuiPrinter{st: st, entries: ch}, true)
+	s.hold = true
+	pipe := reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event)
+	errc := make(chan error, 1)
+	go func() {
+		err := s.files(pipe, []namedSource{{name: path, src: src, size: fileSize(path)}}, func(int64, int64) {})
+		pipe.Close()
+		s.flushAll()
+		close(ch)
+		errc <- err
+	}()
+	var entries []tui.Entry
+	for e := range ch {
+		entries = append(entries, e)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) == 0 {
+		t.Fatalf("%s: no entries", path)
+	}
+	return entries, st.load
+}
+
+// summaryRow is one message line of `kdissect --summary`.
+type summaryRow struct {
+	index          int
+	src, dst       string
+	api            string // "CreateAcls v3"
+	dir            string // "req" or "rsp", as the list shows it
+	corr           string
+	info           string
+	peer           int // from "(response #N)" / "(request #N)"; 0 when none
+	hasPeerComment bool
+}
+
+var summaryLine = regexp.MustCompile(`^#(\d+) \S+ (\S+) → (\S+) (\S+ v\d+) (request|response) corr=(-?\d+)(?:: (.*?))?(?: \((?:response|request) #(\d+)[,)].*)?$`)
+
+// summaryRows runs `kdissect --summary` on the capture: the messages the
+// explorer must list, in the same order.
+func summaryRows(t *testing.T, path string) []summaryRow {
+	t.Helper()
+	out, stderr, code := runCLI(t, "", "--summary", path)
+	if code != 0 && code != exitMalformed {
+		t.Fatalf("--summary: exit %d: %s", code, stderr)
+	}
+	var rows []summaryRow
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if strings.HasPrefix(l, "!! ") {
+			continue // events are not listed in the explorer
+		}
+		m := summaryLine.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("unparsed --summary line %q", l)
+		}
+		r := summaryRow{src: m[2], dst: m[3], api: m[4], corr: m[6], info: m[7]}
+		r.index, _ = strconv.Atoi(m[1])
+		r.dir = "req"
+		if m[5] == "response" {
+			r.dir = "rsp"
+		}
+		if m[8] != "" {
+			r.peer, _ = strconv.Atoi(m[8])
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// problemIndexes runs `kdissect --json` and returns the indexes of the
+// messages with problems: what the errors filter must keep.
+func problemIndexes(t *testing.T, path string) []int {
+	t.Helper()
+	out, _, _ := runCLI(t, "", "--json", path)
+	var idx []int
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		var m struct {
+			Index    *int              `json:"index"`
+			Event    string            `json:"event"`
+			Problems []json.RawMessage `json:"problems"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("--json line %q: %v", l, err)
+		}
+		if m.Event == "" && m.Index != nil && len(m.Problems) > 0 {
+			idx = append(idx, *m.Index)
+		}
+	}
+	return idx
+}
+
+// tuiDriver drives a tui.Model the way bubbletea would, and reads its
+// screen without styling.
+type tuiDriver struct {
+	t    *testing.T
+	m    tea.Model
+	w, h int
+}
+
+func newTUIDriver(t *testing.T, path string, w, h int) *tuiDriver {
+	t.Helper()
+	entries, load := captureEntries(t, path)
+	x := &tuiDriver{t: t, m: tui.New(load, tui.Options{Title: filepath.Base(path)}), w: w, h: h}
+	x.send(tea.WindowSizeMsg{Width: w, Height: h})
+	x.send(tui.EntriesMsg(entries))
+	x.send(tui.ProgressMsg{Finished: true})
+	return x
+}
+
+func (x *tuiDriver) send(msgs ...tea.Msg) {
+	for _, msg := range msgs {
+		x.m, _ = x.m.Update(msg)
+	}
+}
+
+// press sends named keys: "tab", "down", "enter", "esc", "ctrl+u", or
+// runes typed one by one.
+func (x *tuiDriver) press(names ...string) {
+	for _, n := range names {
+		switch n {
+		case "tab":
+			x.send(tea.KeyMsg{Type: tea.KeyTab})
+		case "down":
+			x.send(tea.KeyMsg{Type: tea.KeyDown})
+		case "up":
+			x.send(tea.KeyMsg{Type: tea.KeyUp})
+		case "enter":
+			x.send(tea.KeyMsg{Type: tea.KeyEnter})
+		case "esc":
+			x.send(tea.KeyMsg{Type: tea.KeyEsc})
+		case "ctrl+u":
+			x.send(tea.KeyMsg{Type: tea.KeyCtrlU})
+		default:
+			for _, r := range n {
+				if r == ' ' {
+					x.send(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
+				} else {
+					x.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+				}
+			}
+		}
+	}
+}
+
+// screen is the view as plain text, one string a line. The geometry is
+// checked on the way: every frame must fill the window exactly.
+func (x *tuiDriver) screen() []string {
+	x.t.Helper()
+	lines := strings.Split(ansi.Strip(x.m.View()), "\n")
+	if len(lines) != x.h {
+		x.t.Fatalf("view has %d lines, want %d", len(lines), x.h)
+	}
+	for i, l := range lines {
+		if w := ansi.StringWidth(l); w != x.w {
+			x.t.Errorf("line %d is %d cells wide, want %d: %q", i, w, x.w, l)
+		}
+	}
+	return lines
+}
+
+func (x *tuiDriver) status() string  { return strings.TrimSpace(x.screen()[x.h-3]) }
+func (x *tuiDriver) keyLine() string { return strings.TrimSpace(x.screen()[x.h-1]) }
+func (x *tuiDriver) title() string   { return strings.TrimSpace(x.screen()[0]) }
+
+var (
+	listRow    = regexp.MustCompile(`^([> ])([! ]) *(\d+) +\S+ (\S+) → (\S+) +(req|rsp) (\S+ v\d+) +(-?\d+) (.*)$`)
+	fieldsHead = regexp.MustCompile(`Fields · #(\d+) `)
+)
+
+// rows are the list rows on screen (the list must be tall enough to show
+// them all).
+func (x *tuiDriver) rows() [][]string {
+	var out [][]string
+	for _, l := range x.screen()[2:] {
+		m := listRow.FindStringSubmatch(strings.TrimRight(l, " "))
+		if m == nil {
+			break
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// shown is the index of the message whose tree is shown, from the tree
+// pane's title, and checks that the list cursor is on the same message.
+func (x *tuiDriver) shown() int {
+	x.t.Helper()
+	var fromTree int
+	for _, l := range x.screen() {
+		if m := fieldsHead.FindStringSubmatch(l); m != nil {
+			fromTree, _ = strconv.Atoi(m[1])
+		}
+	}
+	for _, r := range x.rows() {
+		if r[1] == ">" {
+			if n, _ := strconv.Atoi(r[3]); n != fromTree {
+				x.t.Errorf("list cursor on #%d, tree shows #%d", n, fromTree)
+			}
+		}
+	}
+	return fromTree
+}
+
+// compactString is a flexible version's encoding of s: uvarint(len+1), s.
+func compactString(s string) []byte {
+	return append(binary.AppendUvarint(nil, uint64(len(s)+1)), s...)
+}
+
+// fieldSpan is the "[0xOFFSET, SIZEB]" the explorer must show for the one
+// compact string s in the frame, found by its encoding.
+func fieldSpan(t *testing.T, raw []byte, s string) string {
+	t.Helper()
+	enc := compactString(s)
+	off := bytes.Index(raw, enc)
+	if off < 0 || bytes.Count(raw, enc) != 1 {
+		t.Fatalf("%q is not exactly once in the frame", s)
+	}
+	return fmt.Sprintf("[0x%04x, %dB]", off, len(enc))
+}
+
+// Width 120 is the stacked layout (the one the e2e test sees); height 60
+// leaves the list room for all of the kadm capture's rows.
+const modelW, modelH = 120, 60
+
+func TestTUIModelListsTheCapture(t *testing.T) {
+	for _, c := range tuiCaptures(t) {
+		t.Run(c.name, func(t *testing.T) {
+			want := summaryRows(t, c.path)
+			x := newTUIDriver(t, c.path, modelW, modelH)
+			if got, w := x.title(), fmt.Sprintf("kdissect · %s · %d messages · done", filepath.Base(c.path), len(want)); got != w {
+				t.Errorf("title %q, want %q", got, w)
+			}
+			rows := x.rows()
+			if len(rows) != len(want) {
+				t.Fatalf("%d rows on screen, --summary has %d messages:\n%s", len(rows), len(want), strings.Join(x.screen(), "\n"))
+			}
+			for i, r := range rows {
+				w := want[i]
+				got := fmt.Sprintf("#%s %s → %s %s %s corr=%s", r[3], r[4], r[5], r[6], r[7], r[8])
+				exp := fmt.Sprintf("#%d %s → %s %s %s corr=%s", w.index, w.src, w.dst, w.dir, w.api, w.corr)
+				if got != exp {
+					t.Errorf("row %d: %s, want %s", i, got, exp)
+				}
+				// Info is the summary after its "API vN dir corr=N: " lead,
+				// cut to the column with an ellipsis.
+				info := strings.TrimRight(r[9], " ")
+				if p, cut := strings.CutSuffix(info, "…"); cut {
+					info = p
+				}
+				if !strings.HasPrefix(w.info, info) || info == "" && w.info != "" {
+					t.Errorf("row %d info %q, want (a prefix of) %q", i, r[9], w.info)
+				}
+			}
+			if rows[0][1] != ">" || x.shown() != want[0].index {
+				t.Errorf("first row not selected: cursor %q, tree shows #%d", rows[0][1], x.shown())
+			}
+		})
+	}
+}
+
+func TestTUIModelPeerJump(t *testing.T) {
+	for _, c := range tuiCaptures(t) {
+		t.Run(c.name, func(t *testing.T) {
+			want := summaryRows(t, c.path)
+			req := want[0]
+			if req.dir != "req" || req.peer == 0 {
+				t.Fatalf("first message is not a matched request: %+v", req)
+			}
+			x := newTUIDriver(t, c.path, modelW, modelH)
+			x.press("p")
+			if got := x.shown(); got != req.peer {
+				t.Fatalf("p on request #%d shows #%d, want its response #%d", req.index, got, req.peer)
+			}
+			x.press("p")
+			if got := x.shown(); got != req.index {
+				t.Fatalf("p on response #%d shows #%d, want request #%d", req.peer, got, req.index)
+			}
+
+			// A filter on the client's side of the connection keeps the
+			// request and hides its response: p must say so and stay.
+			x.press("f", "ctrl+u", req.src+" →", "enter")
+			if got := x.shown(); got != req.index {
+				t.Fatalf("filter %q moved the selection to #%d", req.src, got)
+			}
+			x.press("p")
+			if got, w := x.keyLine(), fmt.Sprintf("the response (#%d) is hidden by the filter", req.peer); got != w {
+				t.Errorf("p with the response filtered out: key line %q, want %q", got, w)
+			}
+			if got := x.shown(); got != req.index {
+				t.Errorf("p with the response filtered out moved to #%d", got)
+			}
+		})
+	}
+}
+
+func TestTUIModelErrorsFilter(t *testing.T) {
+	for _, c := range tuiCaptures(t) {
+		t.Run(c.name, func(t *testing.T) {
+			all := summaryRows(t, c.path)
+			bad := problemIndexes(t, c.path)
+			if c.name == "built" && len(bad) != 1 {
+				t.Fatalf("the built capture has %d malformed messages, want 1", len(bad))
+			}
+			x := newTUIDriver(t, c.path, modelW, modelH)
+			before := x.shown()
+			x.press("f", "errors", "enter")
+			if got, w := x.title(), fmt.Sprintf("%d of %d messages · filter \"errors\"", len(bad), len(all)); !strings.Contains(got, w) {
+				t.Errorf("title %q lacks %q", got, w)
+			}
+			if got, w := x.keyLine(), fmt.Sprintf("filter \"errors\": %d of %d messages", len(bad), len(all)); got != w {
+				t.Errorf("key line %q, want %q", got, w)
+			}
+			rows := x.rows()
+			if len(rows) != len(bad) {
+				t.Fatalf("%d rows after the errors filter, want %d (%v)", len(rows), len(bad), bad)
+			}
+			for i, r := range rows {
+				if n, _ := strconv.Atoi(r[3]); n != bad[i] || r[2] != "!" {
+					t.Errorf("row %d: #%s marked %q, want #%d marked !", i, r[3], r[2], bad[i])
+				}
+			}
+			if len(bad) > 0 {
+				if got := x.shown(); got != bad[0] {
+					t.Errorf("after the filter the tree shows #%d, want #%d", got, bad[0])
+				}
+				if st := x.screen()[x.h-2]; !strings.Contains(st, "!") {
+					t.Errorf("root of a malformed message: the second status line names no problem: %q", st)
+				}
+			}
+			// Clearing the filter brings every row back.
+			x.press("f", "ctrl+u", "enter")
+			if got := len(x.rows()); got != len(all) {
+				t.Errorf("%d rows after clearing the filter, want %d", got, len(all))
+			}
+			if len(bad) == 0 && x.shown() != before {
+				t.Errorf("an empty filter result lost the selection: #%d, was #%d", x.shown(), before)
+			}
+		})
+	}
+}
+
+func TestTUIModelSearchPrincipal(t *testing.T) {
+	for _, c := range tuiCaptures(t) {
+		t.Run(c.name, func(t *testing.T) {
+			var target summaryRow
+			for _, r := range summaryRows(t, c.path) {
+				if r.dir == "req" && strings.Contains(r.info, searchPrincipal) {
+					target = r
+					break
+				}
+			}
+			if target.index == 0 {
+				t.Fatalf("no request of %s in --summary", searchPrincipal)
+			}
+			_, load := captureEntries(t, c.path)
+			m, err := load(target.index)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := m.Raw
+			x := newTUIDriver(t, c.path, modelW, modelH)
+			// Lower case: search ignores case, on non-ASCII runes too.
+			x.press("/", strings.ToLower(searchPrincipal), "enter")
+			if got := x.shown(); got != target.index {
+				t.Fatalf("/ %s shows #%d, want #%d", searchPrincipal, got, target.index)
+			}
+			// The first matching field is selected: the first creation's
+			// principal, which is the first occurrence in the frame.
+			enc := compactString(searchPrincipal)
+			off := bytes.Index(raw, enc)
+			wantSpan := fmt.Sprintf("[0x%04x, %dB]", off, len(enc))
+			st := x.status()
+			if !strings.HasPrefix(st, "CreateAclsRequest > Creations > AclCreation[0] > Principal "+wantSpan+" string = \""+searchPrincipal+"\"") {
+				t.Errorf("status after the search: %q\nwant the first creation's Principal %s", st, wantSpan)
+			}
+			// n goes on to the next field that matches, here in the same
+			// message from the list too (no other row matches).
+			x.press("n")
+			if bytes.Count(raw, enc) > 1 {
+				next := off + 1 + bytes.Index(raw[off+1:], enc)
+				if st := x.status(); !strings.Contains(st, " > Principal "+fmt.Sprintf("[0x%04x, %dB]", next, len(enc))) {
+					t.Errorf("n: status %q, want the next Principal at 0x%04x", st, next)
+				}
+			}
+		})
+	}
+}
+
+func TestTUIModelTreeFieldStatus(t *testing.T) {
+	for _, c := range tuiCaptures(t) {
+		t.Run(c.name, func(t *testing.T) {
+			first := summaryRows(t, c.path)[0]
+			_, load := captureEntries(t, c.path)
+			m, err := load(first.index)
+			if err != nil {
+				t.Fatal(err)
+			}
+			span := fieldSpan(t, m.Raw, firstPrincipal)
+			rspan := fieldSpan(t, m.Raw, "orders")
+
+			x := newTUIDriver(t, c.path, modelW, modelH)
+			x.press("tab")
+			if h := x.screen(); !strings.Contains(strings.Join(h, "\n"), "▶ Fields · #") {
+				t.Fatalf("tab did not focus the tree:\n%s", strings.Join(h, "\n"))
+			}
+			// Walk down the tree until the principal; each step must
+			// show a field of the request on the status line.
+			var seen []string
+			found := map[string]string{}
+			for i := 0; i < 40 && found["Principal"] == ""; i++ {
+				x.press("down")
+				st := x.status()
+				seen = append(seen, st)
+				for _, f := range []string{"ResourceName", "Principal"} {
+					if strings.HasPrefix(st, "CreateAclsRequest > Creations > AclCreation[0] > "+f+" ") {
+						found[f] = st
+					}
+				}
+			}
+			if got, w := found["ResourceName"], "CreateAclsRequest > Creations > AclCreation[0] > ResourceName "+rspan+` string = "orders"`; !strings.HasPrefix(got, w) {
+				t.Errorf("ResourceName status %q, want %q…", got, w)
+			}
+			if got, w := found["Principal"], "CreateAclsRequest > Creations > AclCreation[0] > Principal "+span+` string = "`+firstPrincipal+`"`; !strings.HasPrefix(got, w) {
+				t.Errorf("Principal status %q, want %q…\nstatus lines on the way:\n%s", got, w, strings.Join(seen, "\n"))
+			}
+			if doc := strings.TrimSpace(x.screen()[x.h-2]); doc == "" {
+				t.Error("no doc line for the principal")
+			}
+		})
+	}
+}
