@@ -47,10 +47,11 @@ type decoder struct {
 	cat    Category
 	probs  []Problem
 
-	stack []*Node // children of the nodes being built, innermost last
-	slab  []Node  // node storage, handed out in chunks so pointers stay valid
-	ptrs  []*Node // storage for Children slices
-	used  int     // nodes handed out for this frame
+	stack    []*Node // children of the nodes being built, innermost last
+	slab     []Node  // node storage, handed out in chunks so pointers stay valid
+	ptrs     []*Node // storage for Children slices
+	used     int     // nodes handed out for this frame
+	usedPtrs int     // children pointers handed out for this frame
 
 	// A reused decoder (Decoder) starts from the largest chunks it has
 	// needed so far, so a steady stream of frames allocates nothing.
@@ -75,7 +76,15 @@ func newDecoder(b []byte) *decoder {
 // reset readies a decoder for the next frame, reusing its storage: the
 // previous message's tree is overwritten.
 func (d *decoder) reset(b []byte) {
-	d.b, d.off, d.end, d.v, d.flex, d.failed, d.cat, d.used = b, 0, len(b), 0, false, false, 0, 0
+	// One right-sized chunk for the largest frame so far, so the next frame
+	// like it needs no allocation.
+	if d.used > cap(d.spareSlab) {
+		d.spareSlab = make([]Node, 0, d.used)
+	}
+	if n := len(d.ptrs); n > cap(d.sparePtrs) || d.usedPtrs > cap(d.sparePtrs) {
+		d.sparePtrs = make([]*Node, 0, max(n, d.usedPtrs))
+	}
+	d.b, d.off, d.end, d.v, d.flex, d.failed, d.cat, d.used, d.usedPtrs = b, 0, len(b), 0, false, false, 0, 0, 0
 	d.probs = d.probs[:0]
 	d.m = Message{}
 	d.stack = d.stack0[:0]
@@ -90,10 +99,7 @@ func (d *decoder) reset(b []byte) {
 
 func (d *decoder) node(name, typ string, k Kind) *Node {
 	if len(d.slab) == cap(d.slab) {
-		// Sized for everything so far, so that a reused decoder holds the
-		// next frame of this size in one chunk.
-		d.slab = make([]Node, 0, 2*max(cap(d.slab), d.used))
-		d.spareSlab = d.slab
+		d.slab = make([]Node, 0, max(cap(d.slab), d.used)) // doubles what the frame has so far
 	}
 	d.slab = d.slab[:len(d.slab)+1]
 	d.used++
@@ -113,9 +119,9 @@ func (d *decoder) close(n *Node, mark int) {
 	kids := d.stack[mark:]
 	if len(kids) > 0 {
 		if cap(d.ptrs)-len(d.ptrs) < len(kids) {
-			d.ptrs = make([]*Node, 0, max(2*cap(d.ptrs), 2*d.used, len(kids)))
-			d.sparePtrs = d.ptrs
+			d.ptrs = make([]*Node, 0, max(cap(d.ptrs), d.usedPtrs, len(kids)))
 		}
+		d.usedPtrs += len(kids)
 		start := len(d.ptrs)
 		d.ptrs = append(d.ptrs, kids...)
 		n.Children = d.ptrs[start:len(d.ptrs):len(d.ptrs)]
