@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -16,14 +17,26 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add(readTestdata(f, "createacls-v3-request.bin"), uint8(0))
 	f.Add(readTestdata(f, "createacls-v3-response.bin"), uint8(1+3))
+	// One Decoder lives across inputs, as in a capture: whatever it decoded
+	// before must not leak into the next tree.
+	reused := Builtin().NewDecoder()
 	f.Fuzz(func(t *testing.T, frame []byte, sel uint8) {
 		frame = frame[:len(frame):len(frame)] // a read past the end must panic, not see spare capacity
 		m := Builtin().DecodeRequest(frame)
 		checkFuzzed(t, m, frame)
+		sameAsReused(t, m, reused.Request(frame))
 		key, ver := int16(30+(sel>>2)&1), int16(sel&3)
 		m = Builtin().DecodeResponse(frame, key, ver)
 		checkFuzzed(t, m, frame)
+		sameAsReused(t, m, reused.Response(frame, key, ver))
 	})
+}
+
+func sameAsReused(t *testing.T, fresh, reused *Message) {
+	t.Helper()
+	if a, b := AppendJSON(nil, fresh), AppendJSON(nil, reused); !bytes.Equal(a, b) {
+		t.Fatalf("a reused Decoder differs from a fresh decode:\n%s\n%s", a, b)
+	}
 }
 
 // fuzzSel encodes the response a seed frame is decoded as.
