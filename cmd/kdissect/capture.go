@@ -293,7 +293,11 @@ func parseAPIFilter(s string) (map[int16]bool, error) {
 
 func reportStats(w io.Writer, st reassembly.Stats) {
 	if st.UnknownLink > 0 {
-		fmt.Fprintf(w, "kdissect: skipped %d packets of link types kdissect does not decode\n", st.UnknownLink)
+		noun := "packets"
+		if st.UnknownLink == 1 {
+			noun = "packet"
+		}
+		fmt.Fprintf(w, "kdissect: skipped %d %s of a link type kdissect does not decode\n", st.UnknownLink, noun)
 	}
 }
 

@@ -320,3 +320,18 @@ func TestCaptureSeveralFilesAndStdin(t *testing.T) {
 		t.Errorf("from standard input:\n%s\nfrom the file:\n%s", got, want)
 	}
 }
+
+func TestCaptureUnknownLinkTypeIsCountedAndSkipped(t *testing.T) {
+	var buf bytes.Buffer
+	w := pcapgo.NewWriter(&buf)
+	w.WriteFileHeader(65535, layers.LinkType(147)) // LINKTYPE_USER0: nothing kdissect can read
+	for i := 0; i < 2; i++ {
+		w.WritePacket(gopacket.CaptureInfo{Timestamp: time.Unix(1, 0), CaptureLength: 4, Length: 4}, []byte{1, 2, 3, 4})
+	}
+	p := filepath.Join(t.TempDir(), "user0.pcap")
+	os.WriteFile(p, buf.Bytes(), 0o644)
+	out, stderr, code := runCLI(t, "", p)
+	if code != 0 || out != "" || stderr != "kdissect: skipped 2 packets of a link type kdissect does not decode\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
