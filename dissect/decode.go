@@ -47,6 +47,13 @@ type decoder struct {
 	cat    Category
 	probs  []Problem
 
+	// notKept counts the bytes of the frame after b that exist on the wire
+	// but were deliberately not kept (a capture skipped an uninteresting
+	// body); running into them ends the walk without a problem.
+	notKept int
+	cut     bool // the walk stopped at bytes that were not kept
+	covered bool // an opaque body already spans the bytes not kept
+
 	stack    []*Node // children of the nodes being built, innermost last
 	slab     []Node  // node storage, handed out in chunks so pointers stay valid
 	ptrs     []*Node // storage for Children slices
@@ -85,6 +92,7 @@ func (d *decoder) reset(b []byte) {
 		d.sparePtrs = make([]*Node, 0, max(n, d.usedPtrs))
 	}
 	d.b, d.off, d.end, d.v, d.flex, d.failed, d.cat, d.used, d.usedPtrs = b, 0, len(b), 0, false, false, 0, 0, 0
+	d.notKept, d.cut, d.covered = 0, false, false
 	d.probs = d.probs[:0]
 	d.m = Message{}
 	d.stack = d.stack0[:0]
@@ -143,12 +151,23 @@ func (d *decoder) fail(n *Node, off int, msg string) {
 
 func (d *decoder) left() int { return d.end - d.off }
 
+// short is fail for running out of bytes: a truncated frame is a problem,
+// but a frame whose rest was deliberately not kept simply ends there.
+func (d *decoder) short(n *Node, off int, msg string) {
+	if d.notKept > 0 && d.end == len(d.b) {
+		d.failed, d.cut = true, true
+		n.noval = true
+		return
+	}
+	d.fail(n, off, msg)
+}
+
 // need fails n unless k more bytes are in the region.
 func (d *decoder) need(n *Node, k int) bool {
 	if d.left() >= k {
 		return true
 	}
-	d.fail(n, d.off, "truncated: needs "+strconv.Itoa(k)+" bytes, "+strconv.Itoa(max(d.left(), 0))+" left")
+	d.short(n, d.off, "truncated: needs "+strconv.Itoa(k)+" bytes, "+strconv.Itoa(max(d.left(), 0))+" left")
 	return false
 }
 
@@ -157,7 +176,7 @@ func (d *decoder) uvarint(n *Node) (uint32, bool) {
 	var v uint32
 	for i := 0; i < 5; i++ {
 		if d.off+i >= d.end {
-			d.fail(n, d.off, "truncated: varint runs past the end")
+			d.short(n, d.off, "truncated: varint runs past the end")
 			return 0, false
 		}
 		c := d.b[d.off+i]
@@ -310,8 +329,11 @@ func (d *decoder) prefix(n *Node, f *Field, l int64, lenOff int, what string) bo
 	case l < -1:
 		d.fail(n, lenOff, what+" length "+strconv.FormatInt(l, 10)+" is negative")
 		return false
+	case l > int64(d.left()+d.notKept):
+		d.fail(n, lenOff, what+" length "+strconv.FormatInt(l, 10)+" exceeds the "+strconv.Itoa(d.left()+d.notKept)+" bytes left")
+		return false
 	case l > int64(d.left()):
-		d.fail(n, lenOff, what+" length "+strconv.FormatInt(l, 10)+" exceeds the "+strconv.Itoa(d.left())+" bytes left")
+		d.short(n, lenOff, what+" length "+strconv.FormatInt(l, 10)+" exceeds the "+strconv.Itoa(d.left())+" bytes left")
 		return false
 	}
 	return true
@@ -503,7 +525,7 @@ func (d *decoder) tagged(fs []*Field, doc string) {
 		d.close(tn, mark)
 		return
 	}
-	if int64(count) > int64(d.left()/2) { // each tagged field takes at least a tag and a size byte
+	if int64(count) > int64((d.left()+d.notKept)/2) { // each tagged field takes at least a tag and a size byte
 		d.fail(tn, tn.Offset, strconv.FormatUint(uint64(count), 10)+" tagged fields cannot fit in the "+strconv.Itoa(d.left())+" bytes left")
 		d.close(tn, mark)
 		return
@@ -536,7 +558,7 @@ func (d *decoder) tagged(fs []*Field, doc string) {
 			break
 		}
 		if int64(size) > int64(d.left()) {
-			d.fail(sn, sn.Offset, "tagged field size "+strconv.FormatUint(uint64(size), 10)+" exceeds the "+strconv.Itoa(d.left())+" bytes left")
+			d.short(sn, sn.Offset, "tagged field size "+strconv.FormatUint(uint64(size), 10)+" exceeds the "+strconv.Itoa(d.left())+" bytes left")
 			d.close(tf, tmark)
 			break
 		}
@@ -603,10 +625,13 @@ func (d *decoder) frame() *Node {
 	switch size := sn.Int; {
 	case size < 0:
 		d.fail(sn, 0, "size "+strconv.FormatInt(size, 10)+" is negative")
+	case size > have && d.notKept > 0:
+		d.notKept = int(size - have) // the size prefix is authoritative
 	case size > have:
 		d.problem(sn, 0, "frame is truncated: size says "+strconv.FormatInt(size, 10)+" bytes follow, "+strconv.FormatInt(have, 10)+" present")
 	default:
 		d.end = 4 + int(size)
+		d.notKept = 0
 	}
 	return fn
 }
@@ -676,6 +701,10 @@ func (d *decoder) body(def *Def, apiName string, cat Category) {
 		n.note = "not dissected"
 		n.Doc = "message body: kdissect has no definition for " + apiName + " v" + strconv.Itoa(int(d.v))
 		d.off += n.Size
+		if d.end == len(d.b) {
+			n.Size += d.notKept // the body's bytes that were not kept are still its bytes
+			d.covered = true
+		}
 		return
 	}
 	bn, mark := d.open(def.Name, "struct", KindStruct)
@@ -759,8 +788,14 @@ func (d *decoder) checkAPI(root *Node, keyOff, verOff int, key, ver int16, def *
 func (d *decoder) finish(m *Message, root *Node, mark int, def *Def, dir string) *Message {
 	d.trailing(d.end, "bytes after the end of the message body")
 	d.trailing(len(d.b), "bytes after the end of the frame its size gives")
+	if d.notKept > 0 && !d.covered {
+		d.off = len(d.b)
+		n := d.node("not_kept", "bytes", KindBytes)
+		n.Size = d.notKept
+		n.Doc = "the rest of the frame, which the capture did not keep: its API is not being shown in full"
+	}
 	d.close(root, mark)
-	root.Size = len(d.b)
+	root.Size = len(d.b) + d.notKept
 	if def != nil {
 		root.Name = def.Name
 	} else {

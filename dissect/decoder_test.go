@@ -51,3 +51,48 @@ func TestDecoderSteadyStateAllocations(t *testing.T) {
 		t.Errorf("reused decoder allocates %v times, a fresh decode %v", reused, fresh)
 	}
 }
+
+// A capture that skips the body of an API it is not showing in full hands
+// over only the head of the frame: that is not a truncated frame.
+func TestHeadOnlyDecodes(t *testing.T) {
+	// A Produce v9 request of 10,000 bytes of which the first 40 were kept.
+	frame := make([]byte, 4+10000)
+	copy(frame, []byte{0, 0, 0x27, 0x10, 0, 0, 0, 9, 0, 0, 0, 5, 0, 3, 'c', 'l', 'i', 0})
+	x := Builtin().NewDecoder()
+	m := x.RequestHead(frame[:40])
+	if len(m.Problems) != 0 || m.Tree.Size != len(frame) {
+		t.Fatalf("problems %v, root size %d", m.Problems, m.Tree.Size)
+	}
+	body := m.Tree.Child("body")
+	if body == nil || body.Offset != 18 || body.Size != len(frame)-18 {
+		t.Fatalf("body %+v, want it to cover [18, %d)", body, len(frame))
+	}
+	if m.Tree.Child("not_kept") != nil {
+		t.Error("the opaque body already covers the bytes not kept")
+	}
+
+	// A CreateAcls head cut inside its second creation: the walk stops
+	// there quietly, and the rest is one node.
+	full := sampleFrames(3)[0].frame // CreateAcls v0 request
+	m = x.RequestHead(full[:60])
+	if len(m.Problems) != 0 {
+		t.Fatalf("problems %v", m.Problems)
+	}
+	nk := m.Tree.Child("not_kept")
+	if nk == nil || nk.Offset != 60 || nk.Offset+nk.Size != len(full) || m.Tree.Size != len(full) {
+		t.Fatalf("not_kept %+v, root size %d, frame %d", nk, m.Tree.Size, len(full))
+	}
+	if c := m.Tree.Find("CreateAclsRequest", "Creations", "AclCreation[0]", "ResourceType"); c == nil || !c.HasValue() {
+		t.Error("fields inside the kept bytes are decoded")
+	}
+
+	// Kept bytes that hold the whole frame decode as usual, and a length
+	// beyond even the bytes not kept is still a problem.
+	if m := x.RequestHead(full); len(m.Problems) != 0 || m.Tree.Child("not_kept") != nil || !bytes.Equal(AppendJSON(nil, m), AppendJSON(nil, Builtin().DecodeRequest(full))) {
+		t.Error("a complete head decodes differently from DecodeRequest")
+	}
+	bad := []byte{0, 0, 0, 0x20, 0, 30, 0, 1, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff}
+	if m := x.RequestHead(bad); len(m.Problems) != 1 || m.Problems[0].Offset != 14 {
+		t.Errorf("an array count no frame could hold: problems %v", m.Problems)
+	}
+}

@@ -232,6 +232,55 @@ func (x *Decoder) Response(frame []byte, apiKey, apiVersion int16) *Message {
 	return m
 }
 
+// RequestHead decodes the first bytes of a request frame whose remaining
+// bytes were deliberately not kept (a capture skipped the body of an API it
+// is not showing in full): the size prefix is trusted, the walk stops
+// where the kept bytes end without calling that a problem, and the bytes not
+// kept are one node. Nodes may therefore extend past Message.Raw.
+func (x *Decoder) RequestHead(head []byte) *Message {
+	x.d.reset(head)
+	x.d.notKept = 1 // the true count comes from the size prefix
+	m := x.d.request(x.r)
+	m.Raw = head
+	return m
+}
+
+// ResponseHead is RequestHead for a response.
+func (x *Decoder) ResponseHead(head []byte, apiKey, apiVersion int16) *Message {
+	x.d.reset(head)
+	x.d.notKept = 1
+	m := x.d.response(x.r, apiKey, apiVersion)
+	m.Raw = head
+	return m
+}
+
+// DecodeRequestHead is Decoder.RequestHead for a message that lives on its own.
+func (r *Registry) DecodeRequestHead(head []byte) *Message {
+	d := newDecoder(head)
+	d.notKept = 1
+	m := d.request(r)
+	m.Raw = head
+	return m
+}
+
+// DecodeResponseHead is Decoder.ResponseHead for a message that lives on its own.
+func (r *Registry) DecodeResponseHead(head []byte, apiKey, apiVersion int16) *Message {
+	d := newDecoder(head)
+	d.notKept = 1
+	m := d.response(r, apiKey, apiVersion)
+	m.Raw = head
+	return m
+}
+
+// HasDefinition says whether the registry can dissect the body of key's
+// requests (or responses) at some version.
+func (r *Registry) HasDefinition(key int16, request bool) bool {
+	if request {
+		return r.req[key] != nil
+	}
+	return r.resp[key] != nil
+}
+
 // DecodeRequest decodes a request frame (size prefix included).
 func (r *Registry) DecodeRequest(frame []byte) *Message {
 	d := newDecoder(frame)

@@ -138,6 +138,11 @@ func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
 		}
 		dst = append(dst, '\n')
 	}
+	if tree != nil && tree.Size > len(raw) {
+		dst = append(dst, "....  "...)
+		dst = strconv.AppendInt(dst, int64(tree.Size-len(raw)), 10)
+		dst = append(dst, " more bytes of this frame were not kept\n"...)
+	}
 	return dst
 }
 

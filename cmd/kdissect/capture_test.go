@@ -335,3 +335,49 @@ func TestCaptureUnknownLinkTypeIsCountedAndSkipped(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 }
+
+// With --all, the bodies of APIs kdissect cannot dissect are skipped, not
+// buffered: a large Produce request shows its header and one opaque body
+// spanning all its bytes, and that is not a truncated frame.
+func TestCaptureAllSkipsOpaqueBodies(t *testing.T) {
+	b := newPcap(t)
+	c := b.conn(50502, 9092)
+	produce := make([]byte, 20004)
+	copy(produce, []byte{0, 0, 0x4e, 0x20, 0, 0, 0, 9, 0, 0, 0, 4, 0, 1, 'p', 0})
+	for off := 0; off < len(produce); off += 1448 {
+		c.send(true, produce[off:min(off+1448, len(produce))])
+	}
+	c.send(false, []byte{0, 0, 0, 6, 0, 0, 0, 4, 0, 0})
+	out, _, code := runCLI(t, "", "--json", "--all", b.file())
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	var m struct {
+		APIName  string `json:"api_name"`
+		Problems []any  `json:"problems"`
+		Packets  []int  `json:"packets"`
+		Tree     struct {
+			Size     int `json:"size"`
+			Children []struct {
+				Name   string `json:"name"`
+				Offset int    `json:"offset"`
+				Size   int    `json:"size"`
+			} `json:"children"`
+		} `json:"tree"`
+	}
+	if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &m); err != nil {
+		t.Fatal(err)
+	}
+	last := m.Tree.Children[len(m.Tree.Children)-1]
+	if m.APIName != "Produce" || len(m.Problems) != 0 || m.Tree.Size != 20004 || last.Name != "body" || last.Offset != 16 || last.Size != 20004-16 {
+		t.Errorf("got %+v", m)
+	}
+	if len(m.Packets) != 14 || m.Packets[0] != 3 || m.Packets[13] != 16 {
+		t.Errorf("packets %v, want 3..16", m.Packets)
+	}
+	// Only the head was kept: the byte layout says where it stops.
+	text, _, _ := runCLI(t, "", "-x", "--all", b.file())
+	if !strings.Contains(text, "....  19936 more bytes of this frame were not kept") {
+		t.Errorf("the body was buffered after all:\n%s", text)
+	}
+}

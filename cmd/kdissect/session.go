@@ -51,6 +51,7 @@ type item struct {
 	latency  time.Duration
 	hasLat   bool
 	waiting  bool // a request held until its response shows up
+	head     bool // frame holds only the head: the rest was not kept
 	event    reassembly.Event
 	corr     int32 // unmatched responses
 	size     int
@@ -97,11 +98,14 @@ func (s *session) wantBody(f reassembly.Flow, head []byte) bool {
 	if len(head) < 4 {
 		return true
 	}
+	// A body is only worth keeping where a definition can dissect it:
+	// other APIs show their header and an opaque body either way.
 	if f.FromClient {
-		return s.sel.wants(int16(binary.BigEndian.Uint16(head)))
+		key := int16(binary.BigEndian.Uint16(head))
+		return s.sel.wants(key) && s.reg.HasDefinition(key, true)
 	}
 	p := s.conns[f.ConnID][int32(binary.BigEndian.Uint32(head))]
-	return p == nil || s.sel.wants(p.key)
+	return p != nil && s.sel.wants(p.key) && s.reg.HasDefinition(p.key, false)
 }
 
 func (s *session) event(e reassembly.Event) {
@@ -148,6 +152,7 @@ func (s *session) newItem(f *reassembly.Frame) *item {
 		offset:  f.StreamOffset,
 		packets: append([]int(nil), f.Packets...),
 		size:    f.Size,
+		head:    f.Truncated,
 	}
 }
 
@@ -258,9 +263,14 @@ func (s *session) print(it *item) {
 		s.p.event(it)
 	} else {
 		var m *dissect.Message
-		if it.dir == dissect.Request {
+		switch {
+		case it.dir == dissect.Request && it.head:
+			m = s.dec.RequestHead(it.frame)
+		case it.dir == dissect.Request:
 			m = s.dec.Request(it.frame)
-		} else {
+		case it.head:
+			m = s.dec.ResponseHead(it.frame, it.key, it.ver)
+		default:
 			m = s.dec.Response(it.frame, it.key, it.ver)
 		}
 		if len(m.Problems) > 0 {
