@@ -12,30 +12,38 @@ import (
 
 // Golden screens of the seed capture. The plain ones pin the Ascii profile
 // (no escape sequences at all); the ANSI256 one shows the colours of the
-// byte legend and the marked field. go test ./tui/ -update rewrites them.
+// byte legend and the marked field; the nocolor one is what NO_COLOR gets
+// (attributes only). go test ./tui/ -update rewrites them.
 func TestGoldenScreens(t *testing.T) {
 	entries, load := seedCapture(t)
 	cases := []struct {
 		name    string
 		w, h    int
 		profile termenv.Profile
+		mono    bool // the styles autoStyles picks at profile (NO_COLOR's at Ascii)
 		msgs    []tea.Msg
 	}{
-		{"request-80x24.golden", 80, 24, termenv.Ascii, nil},
-		{"request-160x48.golden", 160, 48, termenv.Ascii, nil},
+		{"request-80x24.golden", 80, 24, termenv.Ascii, false, nil},
+		{"request-160x48.golden", 160, 48, termenv.Ascii, false, nil},
 		// tree focused, cursor on Principal: its byte is marked, the status
 		// line shows the path, value and doc.
-		{"principal-80x24.golden", 80, 24, termenv.Ascii,
+		{"principal-80x24.golden", 80, 24, termenv.Ascii, false,
 			keys("tab", "G", "k", "k", "k", "k", "k")},
-		{"principal-160x48.ansi256.golden", 160, 48, termenv.ANSI256,
+		{"principal-160x48.ansi256.golden", 160, 48, termenv.ANSI256, false,
 			keys("tab", "G", "k", "k", "k", "k", "k")},
-		{"response-160x48.golden", 160, 48, termenv.Ascii, keys("p")},
-		{"help-80x24.golden", 80, 24, termenv.Ascii, keys("?")},
+		{"principal-80x24.nocolor.golden", 80, 24, termenv.Ascii, true,
+			keys("tab", "G", "k", "k", "k", "k", "k")},
+		{"response-160x48.golden", 160, 48, termenv.Ascii, false, keys("p")},
+		{"help-80x24.golden", 80, 24, termenv.Ascii, false, keys("?")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := newTestModel(t, load, entries, c.w, c.h)
-			m.setStyles(stylesFor(c.profile))
+			if c.mono {
+				m.setStyles(autoStyles(rendererAt(c.profile)))
+			} else {
+				m.setStyles(stylesFor(c.profile))
+			}
 			m = send(m, c.msgs...)
 			screenLines(t, m)
 			golden(t, c.name, m.View()+"\n")

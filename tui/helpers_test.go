@@ -20,10 +20,12 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // stylesFor pins a colour profile without touching lipgloss's default
 // renderer.
-func stylesFor(p termenv.Profile) Styles {
+func stylesFor(p termenv.Profile) Styles { return NewStyles(rendererAt(p)) }
+
+func rendererAt(p termenv.Profile) *lipgloss.Renderer {
 	r := lipgloss.NewRenderer(io.Discard)
 	r.SetColorProfile(p)
-	return NewStyles(r)
+	return r
 }
 
 func readSeed(t *testing.T, name string) []byte {

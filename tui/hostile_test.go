@@ -16,7 +16,7 @@ import (
 func TestHostileTextNeverReachesTheScreen(t *testing.T) {
 	const evil = "\x1b]0;pwned\x07\x1b[2J\x9b31m\u202eevil\xff\xfe\r\n"
 	e := Entry{Index: 0, Src: "10.0.0.1:1" + evil, Dst: "b" + evil, APIName: "Create" + evil, APIKey: 30,
-		Summary: "ALLOW " + evil, HasProblems: true, Peer: -1}
+		Summary: "ALLOW " + evil, HasProblems: true, KafkaError: "ERR" + evil, Peer: -1}
 	msg := fakeMessage(e, evil, "topic"+evil)
 	msg.Tree.Children[2].Children[0].Doc = "doc" + evil
 	msg.Tree.Children[2].Children[0].Problems = []dissect.Problem{{Offset: 12, Message: "bad" + evil}}
@@ -37,6 +37,16 @@ func TestHostileTextNeverReachesTheScreen(t *testing.T) {
 		screens = append(screens, m.View())
 		m = send(m, join(keys("f"), typed("create"), keys("enter"))...)
 		screens = append(screens, m.View())
+		m = send(m, join(keys("f", "ctrl+u"), typed("nothing"), keys("enter"))...)
+		screens = append(screens, m.View())
+		if !strings.Contains(m.View(), `no message matches the filter "nothing"`) {
+			t.Errorf("profile %v: no empty-filter message:\n%s", p, m.View())
+		}
+		m = send(m, join(keys("f", "ctrl+u"), keys("enter"))...)
+		screens = append(screens, m.View())
+		if !strings.Contains(m.View(), `ERR\x1b]0;pwned\x07`) {
+			t.Errorf("profile %v: the Kafka error is not shown escaped:\n%s", p, m.View())
+		}
 		m = send(m, keys("?")...)
 		screens = append(screens, m.View())
 		for i, s := range screens {

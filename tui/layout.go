@@ -15,7 +15,8 @@ type rect struct{ x, y, w, h int }
 func (r rect) contains(x, y int) bool { return x >= r.x && x < r.x+r.w && y >= r.y && y < r.y+r.h }
 
 // layout is where everything goes on the screen, computed from the window
-// size and the frame size alone; View and the mouse handler share it.
+// size, the number of list rows shown and the frame size alone; View and
+// the mouse handler share it.
 //
 // Narrow (stacked, as Wireshark's default): title, list, tree, bytes,
 // status (2 lines), key line. Wide: the list on top, tree and bytes side by
@@ -55,7 +56,7 @@ func (m *Model) layout() layout {
 	if W >= wideWidth && W-hexW-1 >= 50 {
 		l.wide = true
 		avail := l.contentH - 2 // list header, bottom header
-		listH := clamp(len(m.list.entries), 3, clamp(avail/3, 3, avail-4))
+		listH := clamp(m.list.len(), 3, clamp(avail/3, 3, avail-4))
 		bottomH := avail - listH
 		l.listHdr = rect{0, 1, W, 1}
 		l.list = rect{0, 2, W, listH}
@@ -72,7 +73,9 @@ func (m *Model) layout() layout {
 	hexH := clamp(max(m.hex.rows(), 1), 1, max(avail/4, 2))
 	rest := avail - hexH
 	maxList := max(rest*2/5, 1)
-	listH := clamp(len(m.list.entries), min(3, maxList), maxList) // a short capture leaves room for the tree
+	// The list is as tall as the rows it shows (filtered or not) allow, so
+	// a short capture or a narrow filter leaves the room to the tree.
+	listH := clamp(m.list.len(), min(3, maxList), maxList)
 	treeH := rest - listH
 	l.listHdr = rect{0, 1, W, 1}
 	l.list = rect{0, 2, W, listH}

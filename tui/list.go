@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,6 +20,7 @@ type listModel struct {
 	filter  string      // as typed; "" is none
 	shown   []int       // positions shown while filtered
 	cursor  int         // row (into the shown list)
+	hidden  int         // position selected before the filter hid every entry, or -1
 	offset  int         // first visible row
 	t0      time.Time   // time of the first entry; the Time column is relative to it
 
@@ -27,7 +29,7 @@ type listModel struct {
 }
 
 func newList() listModel {
-	return listModel{pos: map[int]int{}, wNo: 3, wTime: 8, wConn: 10, wAPI: 3, wCorr: 4}
+	return listModel{pos: map[int]int{}, hidden: -1, wNo: 3, wTime: 8, wConn: 10, wAPI: 3, wCorr: 4}
 }
 
 func (l *listModel) filtered() bool { return l.filter != "" }
@@ -111,12 +113,14 @@ func (l *listModel) add(es []Entry) {
 }
 
 // setFilter shows only the entries matching f: "errors" (or "problems",
-// "!") keeps those with problems; anything else keeps the entries whose API
-// name or connection contains it, ignoring case. The cursor stays on the
-// same entry when it is still shown, else on the next one shown.
+// "!") keeps the malformed ones and the responses carrying a Kafka error
+// code; anything else keeps the entries whose API name or connection
+// contains it, ignoring case. The cursor stays on the same entry when it
+// is still shown, else on the next one shown; when the filter shows
+// nothing, the entry is kept for the next filter.
 func (l *listModel) setFilter(f string) {
 	f = strings.TrimSpace(f)
-	var keep = -1
+	keep := l.hidden
 	if e := l.selected(); e != nil {
 		keep = l.pos[e.Index]
 	}
@@ -130,6 +134,10 @@ func (l *listModel) setFilter(f string) {
 		}
 	}
 	l.cursor = 0
+	l.hidden = -1
+	if l.len() == 0 {
+		l.hidden = keep
+	}
 	if keep >= 0 {
 		if !l.filtered() {
 			l.cursor = keep
@@ -146,7 +154,7 @@ func (l *listModel) match(e *Entry) bool {
 	case "":
 		return true
 	case "errors", "error", "problems", "!":
-		return e.HasProblems
+		return e.failed()
 	}
 	return strings.Contains(strings.ToLower(e.APIName), f) ||
 		strings.Contains(strings.ToLower(e.Src), f) ||
@@ -155,10 +163,10 @@ func (l *listModel) match(e *Entry) bool {
 }
 
 // searchText is what / looks through for an entry: its number, connection,
-// API, correlation id and summary, as displayed.
+// API, correlation id, Kafka error and summary, as displayed.
 func searchText(e *Entry) string {
 	return strings.ToLower(strconv.Itoa(e.Index) + " " + connText(e) + " " + dirText(e.Direction) + " " +
-		apiText(e) + " " + strconv.Itoa(int(e.CorrelationID)) + " " + clean(e.Summary))
+		apiText(e) + " " + strconv.Itoa(int(e.CorrelationID)) + " " + clean(e.KafkaError) + " " + clean(e.Summary))
 }
 
 // moveTo puts the cursor on row (clamped) and scrolls it into view.
@@ -181,8 +189,20 @@ func (l *listModel) timeText(e *Entry) string {
 }
 
 // infoText is the summary without the "API vN direction corr=N: " lead
-// that repeats the row's own columns.
+// that repeats the row's own columns, led by the Kafka error's name so
+// that the cut to the column never hides it.
 func infoText(e *Entry) string {
+	info := summaryText(e)
+	if k := clean(e.KafkaError); k != "" {
+		if info == "" {
+			return k
+		}
+		return k + " · " + info
+	}
+	return info
+}
+
+func summaryText(e *Entry) string {
 	s := clean(e.Summary)
 	lead := apiText(e) + " " + e.Direction.String() + " corr=" + strconv.Itoa(int(e.CorrelationID))
 	if rest, ok := strings.CutPrefix(s, lead); ok {
@@ -267,11 +287,7 @@ func (l *listModel) rowText(row, w int) string {
 	} else {
 		b.WriteByte(' ')
 	}
-	if e.HasProblems {
-		b.WriteByte('!')
-	} else {
-		b.WriteByte(' ')
-	}
+	b.WriteByte(marker(e))
 	cell(&b, strconv.Itoa(e.Index), c.no, true)
 	if c.time > 0 {
 		cell(&b, l.timeText(e), c.time, true)
@@ -284,6 +300,27 @@ func (l *listModel) rowText(row, w int) string {
 	return fit(b.String(), w)
 }
 
+// marker is the second column of a row: ! for a malformed frame, E for a
+// response with a Kafka error code.
+func marker(e *Entry) byte {
+	switch {
+	case e.HasProblems:
+		return '!'
+	case e.KafkaError != "":
+		return 'E'
+	}
+	return ' '
+}
+
+// noMatch is what the list and the status line say when the filter hides
+// every entry, or "" when it does not.
+func (l *listModel) noMatch() string {
+	if l.filtered() && len(l.entries) > 0 && len(l.shown) == 0 {
+		return fmt.Sprintf("no message matches the filter %q", clean(l.filter))
+	}
+	return ""
+}
+
 // view renders height rows starting at the scroll offset.
 func (l *listModel) view(st *Styles, w, height int, focused bool) []string {
 	lines := make([]string, 0, height)
@@ -291,20 +328,27 @@ func (l *listModel) view(st *Styles, w, height int, focused bool) []string {
 		row := l.offset + i
 		if row >= l.len() {
 			if i == 0 && l.len() == 0 {
-				lines = append(lines, st.Dim.Render(fit("  (no messages yet)", w)))
+				text := "no messages yet"
+				if nm := l.noMatch(); nm != "" {
+					text = nm
+				}
+				lines = append(lines, st.Dim.Render(fit("  ("+text+")", w)))
 				continue
 			}
 			lines = append(lines, fit("", w))
 			continue
 		}
 		text := l.rowText(row, w)
+		e := l.at(row)
 		switch {
 		case row == l.cursor && focused:
 			lines = append(lines, st.Selected.Render(text))
 		case row == l.cursor:
 			lines = append(lines, st.SelectedBlur.Render(text))
-		case l.at(row).HasProblems:
+		case e.HasProblems:
 			lines = append(lines, st.Problem.Render(text))
+		case e.KafkaError != "":
+			lines = append(lines, st.KafkaError.Render(text))
 		default:
 			lines = append(lines, st.Row.Render(text))
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/kdissect/kdissect/dissect"
 )
@@ -68,7 +69,7 @@ func New(load Loader, opt Options) Model {
 		tree:     newTree(),
 		curIndex: -1,
 	}
-	m.setStyles(NewStyles(nil))
+	m.setStyles(autoStyles(lipgloss.DefaultRenderer()))
 	return m
 }
 
@@ -125,6 +126,7 @@ func (m *Model) addEntries(es []Entry) {
 	}
 	n := m.list.len()
 	follow := n == 0 || (m.opt.Live && m.list.cursor == n-1)
+	before := m.layout()
 	m.list.add(es)
 	if follow && m.list.len() > 0 {
 		row := 0
@@ -132,6 +134,15 @@ func (m *Model) addEntries(es []Entry) {
 			row = m.list.len() - 1
 		}
 		m.selectRow(row)
+	}
+	m.relayout(before)
+}
+
+// relayout keeps the cursors visible when the panes moved since before
+// (the list grows with the rows it shows).
+func (m *Model) relayout(before layout) {
+	if m.layout() != before {
+		m.revealAll()
 	}
 }
 
@@ -408,8 +419,8 @@ func (m *Model) inputKey(msg tea.KeyMsg) {
 // applyFilter narrows the list and reloads when the selection moved.
 func (m *Model) applyFilter(f string) {
 	m.list.setFilter(f)
-	m.list.reveal(m.layout().list.h)
 	m.loadSelected()
+	m.revealAll() // the list's height follows the rows shown
 	if m.list.filtered() {
 		m.notice = fmt.Sprintf("filter %q: %d of %d messages", clean(m.list.filter), m.list.len(), len(m.list.entries))
 	}
@@ -425,24 +436,30 @@ func (m *Model) findNext(dir int) {
 		return
 	}
 	q := strings.ToLower(m.query)
-	if m.focus != paneList && m.findInTree(q, dir, false) {
-		return
+	if m.focus != paneList {
+		if found, _ := m.findInTree(q, dir, false); found {
+			return
+		}
 	}
 	if m.findEntry(q, dir) {
 		return
 	}
-	if m.findInTree(q, dir, true) {
-		m.notice = "search wrapped"
+	// No other message matches: go round the selected one's fields.
+	if found, wrapped := m.findInTree(q, dir, true); found {
+		if wrapped {
+			m.notice = "search wrapped"
+		}
 		return
 	}
 	m.notice = "not found: " + clean(m.query)
 }
 
 // findInTree selects the next node whose label matches q after the
-// selected one (before it for dir -1); wrap continues from the other end.
-func (m *Model) findInTree(q string, dir int, wrap bool) bool {
+// selected one (before it for dir -1); wrap continues from the other end,
+// and wrapped says whether it had to.
+func (m *Model) findInTree(q string, dir int, wrap bool) (found, wrapped bool) {
 	if m.cur == nil || m.cur.Tree == nil {
-		return false
+		return false, false
 	}
 	nodes := preorder(m.cur.Tree)
 	cur := m.tree.selected()
@@ -455,23 +472,24 @@ func (m *Model) findInTree(q string, dir int, wrap bool) bool {
 	return m.findInTreeFrom(nodes, q, start, dir, wrap)
 }
 
-func (m *Model) findInTreeFrom(nodes [][]*dissect.Node, q string, start, dir int, wrap bool) bool {
+func (m *Model) findInTreeFrom(nodes [][]*dissect.Node, q string, start, dir int, wrap bool) (found, wrapped bool) {
 	n := len(nodes)
 	for i := 1; i <= n; i++ {
 		j := start + dir*i
 		if j < 0 || j >= n {
 			if !wrap {
-				return false
+				return false, false
 			}
 			j = ((j % n) + n) % n
+			wrapped = true
 		}
 		if strings.Contains(strings.ToLower(label(nodes[j][len(nodes[j])-1])), q) {
 			m.tree.selectPath(nodes[j])
 			m.syncFromTree()
-			return true
+			return true, wrapped
 		}
 	}
-	return false
+	return false, false
 }
 
 // findEntry selects the next message whose row matches q, wrapping, and

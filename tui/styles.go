@@ -1,8 +1,11 @@
 package tui
 
 import (
+	"io"
+
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 
 	"github.com/kdissect/kdissect/dissect"
 )
@@ -22,6 +25,7 @@ type Styles struct {
 	Selected      lipgloss.Style // cursor row of the focused pane
 	SelectedBlur  lipgloss.Style // cursor row of another pane
 	Problem       lipgloss.Style // rows with problems
+	KafkaError    lipgloss.Style // rows of responses with a Kafka error code
 	Dim           lipgloss.Style
 	Offset        lipgloss.Style // hex offset column
 	Separator     lipgloss.Style
@@ -58,6 +62,7 @@ func NewStyles(r *lipgloss.Renderer) Styles {
 	s.Selected = ns().Bold(true).Foreground(lipgloss.Color("231")).Background(lipgloss.Color("25"))
 	s.SelectedBlur = ns().Background(lipgloss.Color("238"))
 	s.Problem = ns().Foreground(lipgloss.Color("203"))
+	s.KafkaError = ns().Foreground(lipgloss.Color("209"))
 	s.Dim = ns().Foreground(lipgloss.Color("244"))
 	s.Offset = ns().Foreground(lipgloss.Color("244"))
 	s.Separator = ns().Foreground(lipgloss.Color("240"))
@@ -80,4 +85,59 @@ func NewStyles(r *lipgloss.Renderer) Styles {
 		FullKey: key, FullDesc: desc, FullSeparator: sep,
 	}
 	return s
+}
+
+// monoStyles are the styles without colour, for terminals that must not
+// get any (NO_COLOR): the selection, the marked bytes and the hex cursor
+// are told apart by reverse video, bold and underline alone. r must not be
+// at the Ascii profile, which drops those attributes too.
+func monoStyles(r *lipgloss.Renderer) Styles {
+	ns := r.NewStyle
+	var s Styles
+	s.Title = ns().Bold(true).Reverse(true)
+	s.Header = ns().Reverse(true)
+	s.HeaderFocused = ns().Bold(true).Reverse(true)
+	s.Row = ns()
+	s.Selected = ns().Bold(true).Reverse(true)
+	s.SelectedBlur = ns().Reverse(true)
+	s.Problem = ns().Bold(true)
+	s.KafkaError = ns().Bold(true)
+	s.Dim = ns().Faint(true)
+	s.Offset = ns().Faint(true)
+	s.Separator = ns()
+	for i := range s.Cat {
+		s.Cat[i] = ns()
+		s.CatMark[i] = ns().Bold(true).Reverse(true)
+	}
+	// Inside the marked field (where it usually is) the cursor is the one
+	// byte not reversed; elsewhere it is still underlined.
+	s.HexCursor = ns().Bold(true).Underline(true)
+	s.StatusPath = ns().Bold(true)
+	s.StatusText = ns()
+	s.Doc = ns().Italic(true)
+	s.Notice = ns().Bold(true)
+	s.Prompt = ns().Bold(true)
+
+	key := ns().Bold(true)
+	desc := ns()
+	sep := ns().Faint(true)
+	s.Help = help.Styles{
+		Ellipsis: sep, ShortKey: key, ShortDesc: desc, ShortSeparator: sep,
+		FullKey: key, FullDesc: desc, FullSeparator: sep,
+	}
+	return s
+}
+
+// autoStyles are the styles for the terminal r describes: the colours of
+// NewStyles, or monoStyles at the ANSI profile when r's profile is Ascii.
+// termenv picks Ascii for NO_COLOR (and for a CI variable, or an output
+// that is no terminal), and at Ascii lipgloss drops attributes with the
+// colours: nothing would show the selection.
+func autoStyles(r *lipgloss.Renderer) Styles {
+	if r.ColorProfile() != termenv.Ascii {
+		return NewStyles(r)
+	}
+	mono := lipgloss.NewRenderer(io.Discard) // never asked to query the terminal
+	mono.SetColorProfile(termenv.ANSI)
+	return monoStyles(mono)
 }

@@ -29,9 +29,14 @@ type Entry struct {
 	APIVersion    int16
 	CorrelationID int32
 	Summary       string
-	HasProblems   bool
-	Peer          int // Index of the matching request/response, or -1
+	HasProblems   bool   // the decoder found the frame malformed
+	KafkaError    string // name of the first non-zero error code in a response, "" when none
+	Peer          int    // Index of the matching request/response, or -1
 }
+
+// failed reports whether the entry is what the errors filter keeps: a
+// malformed frame, or a response carrying a Kafka error code.
+func (e *Entry) failed() bool { return e.HasProblems || e.KafkaError != "" }
 
 // Loader decodes the frame with the given Entry.Index. It is called for
 // the selected message only; the explorer caches the last few results.

@@ -104,6 +104,9 @@ func (m *Model) treeTitle() string {
 	if m.cur != nil && len(m.cur.Problems) > 0 {
 		s += fmt.Sprintf(" · ! %d problem(s)", len(m.cur.Problems))
 	}
+	if e.KafkaError != "" {
+		s += " · E " + clean(e.KafkaError)
+	}
 	return s
 }
 
@@ -182,6 +185,8 @@ func (m *Model) statusLines() []string {
 		}
 	case m.curErr != nil:
 		first = m.st.Problem.Render("cannot decode message: " + clean(m.curErr.Error()))
+	case m.list.noMatch() != "":
+		first = m.st.Dim.Render(m.list.noMatch())
 	case m.list.len() == 0:
 		first = m.st.Dim.Render("no messages")
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,12 +17,45 @@ import (
 // runFrameTUI opens one decoded frame in the explorer.
 func runFrameTUI(m *dissect.Message) error {
 	entries := make(chan tui.Entry, 1)
-	entries <- tui.Entry{Index: 1, Direction: m.Direction, APIKey: m.APIKey, APIName: m.APIName,
-		APIVersion: m.APIVersion, CorrelationID: m.CorrelationID, Summary: m.Summary,
-		HasProblems: len(m.Problems) > 0, Peer: -1}
+	e := entryOf(m)
+	e.Index, e.Peer = 1, -1
+	entries <- e
 	close(entries)
 	load := func(int) (*dissect.Message, error) { return m, nil }
 	return tui.Run(load, entries, nil, tui.Options{Title: "frame"})
+}
+
+// entryOf is the list row of a decoded message, without its place in the
+// capture (index, time, connection, peer).
+func entryOf(m *dissect.Message) tui.Entry {
+	e := tui.Entry{
+		Direction: m.Direction, APIKey: m.APIKey, APIName: m.APIName, APIVersion: m.APIVersion,
+		CorrelationID: m.CorrelationID, Summary: m.Summary, HasProblems: len(m.Problems) > 0,
+	}
+	if m.Direction == dissect.Response {
+		e.KafkaError = kafkaError(m.Tree)
+	}
+	return e
+}
+
+// kafkaError is the name of the first non-zero error code in a tree, in
+// pre-order (a top-level error before the per-item ones), or "".
+func kafkaError(n *dissect.Node) string {
+	if n == nil {
+		return ""
+	}
+	if (n.Name == "ErrorCode" || n.Name == "TopLevelErrorCode") && n.Kind == dissect.KindInt && n.HasValue() && n.Int != 0 {
+		if name := n.EnumName(); name != "" && !strings.HasPrefix(name, "unknown ") {
+			return name
+		}
+		return "error " + strconv.FormatInt(n.Int, 10) // a code the table does not know
+	}
+	for _, c := range n.Children {
+		if s := kafkaError(c); s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // store keeps the bytes of every listed message, not its tree: the
@@ -29,13 +63,7 @@ func runFrameTUI(m *dissect.Message) error {
 type store struct {
 	mu   sync.Mutex
 	reg  *dissect.Registry
-	recs map[int]storedFrame
-}
-
-type storedFrame struct {
-	frame    []byte
-	dir      dissect.Direction
-	key, ver int16
+	recs map[int]*item
 }
 
 func (s *store) load(index int) (*dissect.Message, error) {
@@ -45,8 +73,13 @@ func (s *store) load(index int) (*dissect.Message, error) {
 	if !ok {
 		return nil, fmt.Errorf("message #%d is not in the capture", index)
 	}
-	if r.dir == dissect.Request {
+	switch {
+	case r.dir == dissect.Request && r.head:
+		return s.reg.DecodeRequestHead(r.frame), nil
+	case r.dir == dissect.Request:
 		return s.reg.DecodeRequest(r.frame), nil
+	case r.head:
+		return s.reg.DecodeResponseHead(r.frame, r.key, r.ver), nil
 	}
 	return s.reg.DecodeResponse(r.frame, r.key, r.ver), nil
 }
@@ -62,20 +95,17 @@ type tuiPrinter struct {
 
 func (p *tuiPrinter) message(it *item, m *dissect.Message) {
 	p.st.mu.Lock()
-	p.st.recs[it.index] = storedFrame{frame: it.frame, dir: it.dir, key: it.key, ver: it.ver}
+	p.st.recs[it.index] = it
 	p.st.mu.Unlock()
 	if len(m.Problems) > 0 {
 		p.malformed.Store(true)
 	}
-	peer := it.peer
-	if peer == 0 {
-		peer = -1
+	e := entryOf(m)
+	e.Index, e.Time, e.Src, e.Dst, e.Peer = it.index, it.time, it.flow.Src.String(), it.flow.Dst.String(), it.peer
+	if e.Peer == 0 {
+		e.Peer = -1
 	}
-	p.entries <- tui.Entry{
-		Index: it.index, Time: it.time, Src: it.flow.Src.String(), Dst: it.flow.Dst.String(),
-		Direction: m.Direction, APIKey: m.APIKey, APIName: m.APIName, APIVersion: m.APIVersion,
-		CorrelationID: m.CorrelationID, Summary: m.Summary, HasProblems: len(m.Problems) > 0, Peer: peer,
-	}
+	p.entries <- e
 }
 
 func (p *tuiPrinter) event(it *item) {
@@ -87,15 +117,44 @@ func (p *tuiPrinter) event(it *item) {
 // runCaptureTUI reads the capture in the background while the explorer
 // shows what has arrived so far.
 func runCaptureTUI(o captureOpts, reg *dissect.Registry, sel selector, ports reassembly.PortSet, sources []namedSource) (bool, error) {
-	st := &store{reg: reg, recs: map[int]storedFrame{}}
-	entries := make(chan tui.Entry, 1024)
-	progress := make(chan tui.ProgressMsg, 16)
-	tp := &tuiPrinter{st: st, entries: entries}
+	load, entries, progress, result := startCaptureReader(o, reg, sel, ports, sources)
+	title := o.iface
+	if title == "" {
+		var names []string
+		for _, src := range sources {
+			names = append(names, filepath.Base(src.name))
+		}
+		title = strings.Join(names, ", ")
+	}
+	if err := tui.Run(load, entries, progress, tui.Options{Title: title, Live: o.iface != ""}); err != nil {
+		return false, err
+	}
+	// The explorer may quit before the reader finishes: its error no longer
+	// matters then, and what was shown so far says whether it was malformed.
+	return result(false)
+}
+
+// startCaptureReader starts reading the capture (the files of sources, or
+// the interface o.iface) into the explorer's channels: an entry for each
+// message, progress reports, and a last report with Finished set before
+// both close. load decodes a listed message again from its stored bytes.
+// result says whether a malformed message or unparseable stream was met and
+// how the reading ended; with wait false it does not wait for the reader,
+// and the error is nil while it runs.
+//
+// runCaptureTUI hands the channels to the explorer; the tests read them.
+func startCaptureReader(o captureOpts, reg *dissect.Registry, sel selector, ports reassembly.PortSet, sources []namedSource) (
+	load tui.Loader, entries <-chan tui.Entry, progress <-chan tui.ProgressMsg, result func(wait bool) (malformed bool, err error)) {
+	st := &store{reg: reg, recs: map[int]*item{}}
+	ech := make(chan tui.Entry, 1024)
+	pch := make(chan tui.ProgressMsg, 16)
+	tp := &tuiPrinter{st: st, entries: ech}
 	s := newSession(reg, sel, tp, true)
 	s.limit = o.count
 	s.hold = o.iface == ""
 	pipe := reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event)
-	done := make(chan error, 1)
+	done := make(chan struct{})
+	var readErr error
 	go func() {
 		var err error
 		if o.iface != "" {
@@ -108,35 +167,29 @@ func runCaptureTUI(o captureOpts, reg *dissect.Registry, sel selector, ports rea
 				}
 				last = doneBytes
 				select {
-				case progress <- tui.ProgressMsg{Done: doneBytes, Total: total}:
+				case pch <- tui.ProgressMsg{Done: doneBytes, Total: total}:
 				default: // the explorer is busy: it gets the next report
 				}
 			})
 		}
 		pipe.Close()
 		s.flushAll()
-		progress <- tui.ProgressMsg{Finished: true, Err: err}
-		close(entries)
-		close(progress)
-		done <- err
+		pch <- tui.ProgressMsg{Finished: true, Err: err}
+		close(ech)
+		close(pch)
+		readErr = err
+		close(done)
 	}()
-	title := o.iface
-	if title == "" {
-		var names []string
-		for _, src := range sources {
-			names = append(names, filepath.Base(src.name))
+	result = func(wait bool) (bool, error) {
+		if wait {
+			<-done
 		}
-		title = strings.Join(names, ", ")
+		select {
+		case <-done:
+			return tp.malformed.Load(), readErr
+		default:
+			return tp.malformed.Load(), nil
+		}
 	}
-	if err := tui.Run(st.load, entries, progress, tui.Options{Title: title, Live: o.iface != ""}); err != nil {
-		return false, err
-	}
-	// The explorer may quit before the reader finishes: its error no longer
-	// matters then, and what was shown so far says whether it was malformed.
-	select {
-	case err := <-done:
-		return tp.malformed.Load(), err
-	default:
-		return tp.malformed.Load(), nil
-	}
+	return st.load, ech, pch, result
 }

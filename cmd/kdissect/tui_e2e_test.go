@@ -71,6 +71,13 @@ const tmuxTarget = "e2e"
 // state when a pane dies).
 func startTmux(t *testing.T, tmux string, w, h int, argv ...string) *tmuxTerm {
 	t.Helper()
+	return startTmuxEnv(t, tmux, nil, w, h, argv...)
+}
+
+// startTmuxEnv is startTmux with more variables (NAME=value) in the pane's
+// environment.
+func startTmuxEnv(t *testing.T, tmux string, env []string, w, h int, argv ...string) *tmuxTerm {
+	t.Helper()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "tmux.conf")
 	err := os.WriteFile(conf, []byte(strings.Join([]string{
@@ -106,10 +113,14 @@ func startTmux(t *testing.T, tmux string, w, h int, argv ...string) *tmuxTerm {
 		}
 	})
 	args := []string{"-f", conf, "new-session", "-d", "-s", tmuxTarget,
-		"-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "-e", "TERM=xterm-256color", "--",
+		"-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "-e", "TERM=xterm-256color"}
+	for _, kv := range env {
+		args = append(args, "-e", kv)
+	}
+	args = append(args, "--",
 		// Several arguments: tmux execs them without another shell, and
 		// this one passes argv on unquoted.
-		"sh", "-c", `"$0" "$@"; echo "kdissect exited $?"; exec sleep 600`}
+		"sh", "-c", `"$0" "$@"; echo "kdissect exited $?"; exec sleep 600`)
 	tm.run(append(args, argv...)...)
 	tm.socketPath = tm.display("#{socket_path}")
 	return tm
@@ -442,6 +453,42 @@ func checkHighlight(t *testing.T, s *paneScreen, bs []hexCell, lo, hi int) {
 	}
 }
 
+// checkReverseHighlight is checkHighlight without colours (NO_COLOR):
+// exactly the bytes [lo, hi) are in reverse video and bold, hex digits and
+// ASCII alike, except the cursor byte (cursor, or -1 when the bytes pane
+// has no cursor), which is underlined and not reversed. No cell of the
+// screen has a colour.
+func checkReverseHighlight(t *testing.T, s *paneScreen, bs []hexCell, lo, hi, cursor int) {
+	t.Helper()
+	for y, line := range s.cells {
+		for x, c := range line {
+			if c.st.fg != "" || c.st.bg != "" {
+				t.Errorf("cell (%d,%d) %q has a colour with NO_COLOR: %+v", x, y, c.r, c.st)
+			}
+		}
+	}
+	for _, b := range bs {
+		if !b.hexStyled {
+			t.Errorf("byte 0x%04x: its two hex digits differ in style: %+v", b.off, b.hex)
+		}
+		in := b.off >= lo && b.off < hi
+		for _, st := range []sgrStyle{b.hex[0], b.asc} {
+			switch {
+			case b.off == cursor && (!st.underline || st.reverse):
+				t.Errorf("byte 0x%04x (%02x %q) is the cursor: want it underlined, not reversed: %+v", b.off, b.val, b.ascii, st)
+			case b.off == cursor:
+			case in && !(st.reverse && st.bold):
+				t.Errorf("byte 0x%04x (%02x %q) is in the field [0x%04x, 0x%04x) but not in bold reverse video: %+v", b.off, b.val, b.ascii, lo, hi, st)
+			case !in && st.reverse:
+				t.Errorf("byte 0x%04x (%02x %q) is outside the field [0x%04x, 0x%04x) but reversed: %+v", b.off, b.val, b.ascii, lo, hi, st)
+			}
+		}
+	}
+	if t.Failed() {
+		t.Logf("the screen:\n%s", strings.Join(s.text, "\n"))
+	}
+}
+
 func frameBytes(bs []hexCell) []byte {
 	var b []byte
 	for _, x := range bs {
@@ -562,6 +609,49 @@ func TestTUIEndToEndTmux(t *testing.T) {
 			t.Logf("the field is on one hex row; the test is stronger when it spans two")
 		}
 		checkHighlight(t, s, bs, lo, hi)
+		tm.quit(0)
+	})
+
+	t.Run("nocolor", func(t *testing.T) {
+		// NO_COLOR: termenv's profile is then Ascii, which drops every
+		// attribute with the colours. The explorer must still show the
+		// selected row, the field's bytes and the hex cursor, by reverse
+		// video, bold and underline alone.
+		path := kadmCapture
+		if _, err := os.Stat(path); err != nil {
+			path = builtACLCapture(t)
+		}
+		tm := startTmuxEnv(t, tmux, []string{"NO_COLOR=1"}, 120, 40, bin, "--tui", path)
+		s := tm.waitFor("the message list, fully read", func(s *paneScreen) bool {
+			return firstScreen(s) && s.contains(" · done")
+		})
+		hdr, _ := s.line("▶ ")
+		if row := s.cells[hdr+1]; !row[0].st.reverse || !row[0].st.bold {
+			t.Errorf("the focused list's selected row is not in bold reverse video: %+v", row[0].st)
+		}
+
+		field := "CreateAclsRequest > Creations > AclCreation[0] > Principal"
+		s = tm.toField(field, "Principal")
+		bs := s.hexPane(t)
+		enc := compactString(firstPrincipal)
+		lo := bytes.Index(frameBytes(bs), enc)
+		if lo < 0 {
+			t.Fatalf("%q is not in the bytes on screen:\n%s", firstPrincipal, strings.Join(s.text, "\n"))
+		}
+		checkReverseHighlight(t, s, bs, lo, lo+len(enc), -1)
+		if row := s.cells[hdr+1]; !row[0].st.reverse {
+			t.Errorf("the list's selected row, list not focused, is not in reverse video: %+v", row[0].st)
+		}
+		for i, l := range s.text {
+			if strings.HasPrefix(l, ">") && strings.Contains(l, "Principal") && (!s.cells[i][0].st.reverse || !s.cells[i][0].st.bold) {
+				t.Errorf("the tree's selected row is not in bold reverse video: %+v", s.cells[i][0].st)
+			}
+		}
+
+		// The bytes focused: the cursor is on the field's first byte.
+		tm.keys("Tab")
+		s = tm.waitFor("the bytes to take the focus", func(s *paneScreen) bool { return s.contains("▶ Bytes ") })
+		checkReverseHighlight(t, s, s.hexPane(t), lo, lo+len(enc), lo)
 		tm.quit(0)
 	})
 

@@ -138,12 +138,11 @@ func kafkaFrame(head, body []byte) []byte {
 	return append(append(b, head...), body...)
 }
 
-// captureEntries reads a capture the way runCaptureTUI does (default
-// flags: --port 9092 with detection, the ACL APIs) and returns every entry
-// the explorer would receive and the store's loader.
-//
-// It repeats runCaptureTUI's wiring without tui.Run, which needs a
-// terminal; if that wiring changes, this must follow.
+// captureEntries reads a capture with the reader runCaptureTUI starts
+// (default flags: --port 9092 with detection, the ACL APIs) and returns
+// every entry the explorer would receive and the store's loader. Progress
+// is drained alongside, as the explorer does; its last report must say
+// the reading finished without error.
 func captureEntries(t *testing.T, path string) ([]tui.Entry, tui.Loader) {
 	t.Helper()
 	o := captureOpts{ports: "9092", detect: true, maxFrame: reassembly.DefaultMaxFrame, tui: true}
@@ -156,31 +155,36 @@ func captureEntries(t *testing.T, path string) ([]tui.Entry, tui.Loader) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	reg := dissect.NewRegistry()
-	st := &store{reg: reg, recs: map[int]storedFrame{}}
-	ch := make(chan tui.Entry, 1024)
-	s := newSession(reg, selector{}, &tuiPrinter{st: st, entries: ch}, true)
-	s.hold = true
-	pipe := reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event)
-	errc := make(chan error, 1)
-	go func() {
-		err := s.files(pipe, []namedSource{{name: path, src: src, size: fileSize(path)}}, func(int64, int64) {})
-		pipe.Close()
-		s.flushAll()
-		close(ch)
-		errc <- err
-	}()
+	sources := []namedSource{{name: path, src: src, size: fileSize(path)}}
+	load, ech, pch, result := startCaptureReader(o, dissect.NewRegistry(), selector{}, ports, sources)
 	var entries []tui.Entry
-	for e := range ch {
-		entries = append(entries, e)
+	var last tui.ProgressMsg
+	for ech != nil || pch != nil {
+		select {
+		case e, ok := <-ech:
+			if !ok {
+				ech = nil
+				continue
+			}
+			entries = append(entries, e)
+		case p, ok := <-pch:
+			if !ok {
+				pch = nil
+				continue
+			}
+			last = p
+		}
 	}
-	if err := <-errc; err != nil {
+	if _, err := result(true); err != nil {
 		t.Fatal(err)
+	}
+	if !last.Finished || last.Err != nil {
+		t.Errorf("last progress report %+v, want finished without error", last)
 	}
 	if len(entries) == 0 {
 		t.Fatalf("%s: no entries", path)
 	}
-	return entries, st.load
+	return entries, load
 }
 
 // summaryRow is one message line of `kdissect --summary`.
@@ -228,26 +232,68 @@ func summaryRows(t *testing.T, path string) []summaryRow {
 	return rows
 }
 
-// problemIndexes runs `kdissect --json` and returns the indexes of the
-// messages with problems: what the errors filter must keep.
-func problemIndexes(t *testing.T, path string) []int {
+// failure is a message the errors filter must keep, from `kdissect --json`:
+// one with problems, or a response with a non-zero error code.
+type failure struct {
+	index     int
+	problems  bool
+	errorName string // the first non-zero ErrorCode's name, "" when none
+}
+
+// failures runs `kdissect --json` and returns the messages with problems
+// or with a Kafka error code, in order: what the errors filter must keep.
+// The error's name is read from the code's display, "42 (INVALID_REQUEST)".
+func failures(t *testing.T, path string) []failure {
 	t.Helper()
+	type node struct {
+		Name     string          `json:"name"`
+		Value    json.RawMessage `json:"value"`
+		Display  string          `json:"display"`
+		Children []*node         `json:"children"`
+	}
+	var firstError func(n *node) string
+	firstError = func(n *node) string {
+		if n.Name == "ErrorCode" || n.Name == "TopLevelErrorCode" {
+			if v, err := strconv.Atoi(string(n.Value)); err == nil && v != 0 {
+				name, ok := strings.CutSuffix(n.Display[strings.Index(n.Display, "(")+1:], ")")
+				if !ok {
+					t.Fatalf("error code display %q names no error", n.Display)
+				}
+				return name
+			}
+		}
+		for _, c := range n.Children {
+			if s := firstError(c); s != "" {
+				return s
+			}
+		}
+		return ""
+	}
 	out, _, _ := runCLI(t, "", "--json", path)
-	var idx []int
+	var fs []failure
 	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
 		var m struct {
-			Index    *int              `json:"index"`
-			Event    string            `json:"event"`
-			Problems []json.RawMessage `json:"problems"`
+			Index     *int              `json:"index"`
+			Event     string            `json:"event"`
+			Direction string            `json:"direction"`
+			Problems  []json.RawMessage `json:"problems"`
+			Tree      *node             `json:"tree"`
 		}
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("--json line %q: %v", l, err)
 		}
-		if m.Event == "" && m.Index != nil && len(m.Problems) > 0 {
-			idx = append(idx, *m.Index)
+		if m.Event != "" || m.Index == nil {
+			continue
+		}
+		f := failure{index: *m.Index, problems: len(m.Problems) > 0}
+		if m.Direction == "response" && m.Tree != nil {
+			f.errorName = firstError(m.Tree)
+		}
+		if f.problems || f.errorName != "" {
+			fs = append(fs, f)
 		}
 	}
-	return idx
+	return fs
 }
 
 // tuiDriver drives a tui.Model the way bubbletea would, and reads its
@@ -324,7 +370,7 @@ func (x *tuiDriver) keyLine() string { return strings.TrimSpace(x.screen()[x.h-1
 func (x *tuiDriver) title() string   { return strings.TrimSpace(x.screen()[0]) }
 
 var (
-	listRow    = regexp.MustCompile(`^([> ])([! ]) *(\d+) +\S+ (\S+) → (\S+) +(req|rsp) (\S+ v\d+) +(-?\d+) (.*)$`)
+	listRow    = regexp.MustCompile(`^([> ])([!E ]) *(\d+) +\S+ (\S+) → (\S+) +(req|rsp) (\S+ v\d+) +(-?\d+) (.*)$`)
 	fieldsHead = regexp.MustCompile(`Fields · #(\d+) `)
 )
 
@@ -391,6 +437,10 @@ func TestTUIModelListsTheCapture(t *testing.T) {
 			if got, w := x.title(), fmt.Sprintf("kdissect · %s · %d messages · done", filepath.Base(c.path), len(want)); got != w {
 				t.Errorf("title %q, want %q", got, w)
 			}
+			failed := map[int]failure{}
+			for _, f := range failures(t, c.path) {
+				failed[f.index] = f
+			}
 			rows := x.rows()
 			if len(rows) != len(want) {
 				t.Fatalf("%d rows on screen, --summary has %d messages:\n%s", len(rows), len(want), strings.Join(x.screen(), "\n"))
@@ -402,9 +452,30 @@ func TestTUIModelListsTheCapture(t *testing.T) {
 				if got != exp {
 					t.Errorf("row %d: %s, want %s", i, got, exp)
 				}
+				// Marked ! when malformed, E with a Kafka error code, else
+				// not at all.
+				f := failed[w.index]
+				mark := " "
+				switch {
+				case f.problems:
+					mark = "!"
+				case f.errorName != "":
+					mark = "E"
+				}
+				if r[2] != mark {
+					t.Errorf("row %d (#%d) marked %q, want %q", i, w.index, r[2], mark)
+				}
 				// Info is the summary after its "API vN dir corr=N: " lead,
-				// cut to the column with an ellipsis.
+				// led by the Kafka error's name, cut to the column with an
+				// ellipsis.
 				info := strings.TrimRight(r[9], " ")
+				if f.errorName != "" {
+					rest, ok := strings.CutPrefix(info, f.errorName+" · ")
+					if !ok {
+						t.Errorf("row %d info %q does not lead with the error %s", i, r[9], f.errorName)
+					}
+					info = rest
+				}
 				if p, cut := strings.CutSuffix(info, "…"); cut {
 					info = p
 				}
@@ -454,13 +525,30 @@ func TestTUIModelPeerJump(t *testing.T) {
 	}
 }
 
+// The errors filter keeps what an operator calls errors: malformed
+// messages (marked !) and responses carrying a Kafka error code (marked E,
+// the error named on the row). The built capture has one of each (the
+// malformed request and its INVALID_REQUEST answer); the kadm capture has
+// no malformed message but INVALID_REQUEST and CLUSTER_AUTHORIZATION_FAILED
+// responses.
 func TestTUIModelErrorsFilter(t *testing.T) {
 	for _, c := range tuiCaptures(t) {
 		t.Run(c.name, func(t *testing.T) {
 			all := summaryRows(t, c.path)
-			bad := problemIndexes(t, c.path)
-			if c.name == "built" && len(bad) != 1 {
-				t.Fatalf("the built capture has %d malformed messages, want 1", len(bad))
+			bad := failures(t, c.path)
+			names := map[string]bool{}
+			for _, f := range bad {
+				names[f.errorName] = true
+			}
+			switch c.name {
+			case "built":
+				if len(bad) != 2 || !bad[0].problems || bad[1].errorName != "INVALID_REQUEST" {
+					t.Fatalf("the built capture's failures are %+v, want a malformed request and an INVALID_REQUEST response", bad)
+				}
+			case "kadm-acls":
+				if !names["CLUSTER_AUTHORIZATION_FAILED"] || !names["INVALID_REQUEST"] {
+					t.Fatalf("the kadm capture's failures are %+v, want CLUSTER_AUTHORIZATION_FAILED and INVALID_REQUEST responses", bad)
+				}
 			}
 			x := newTUIDriver(t, c.path, modelW, modelH)
 			before := x.shown()
@@ -473,19 +561,40 @@ func TestTUIModelErrorsFilter(t *testing.T) {
 			}
 			rows := x.rows()
 			if len(rows) != len(bad) {
-				t.Fatalf("%d rows after the errors filter, want %d (%v)", len(rows), len(bad), bad)
+				t.Fatalf("%d rows after the errors filter, want %d (%+v)", len(rows), len(bad), bad)
 			}
 			for i, r := range rows {
-				if n, _ := strconv.Atoi(r[3]); n != bad[i] || r[2] != "!" {
-					t.Errorf("row %d: #%s marked %q, want #%d marked !", i, r[3], r[2], bad[i])
+				f := bad[i]
+				mark := "E"
+				if f.problems {
+					mark = "!"
+				}
+				if n, _ := strconv.Atoi(r[3]); n != f.index || r[2] != mark {
+					t.Errorf("row %d: #%s marked %q, want #%d marked %s", i, r[3], r[2], f.index, mark)
+				}
+				if f.errorName != "" && !strings.HasPrefix(r[9], f.errorName+" · ") {
+					t.Errorf("row %d (#%d): info %q does not lead with the error %s", i, f.index, r[9], f.errorName)
 				}
 			}
-			if len(bad) > 0 {
-				if got := x.shown(); got != bad[0] {
-					t.Errorf("after the filter the tree shows #%d, want #%d", got, bad[0])
-				}
+			if got := x.shown(); got != bad[0].index {
+				t.Errorf("after the filter the tree shows #%d, want #%d", got, bad[0].index)
+			}
+			if bad[0].problems {
 				if st := x.screen()[x.h-2]; !strings.Contains(st, "!") {
 					t.Errorf("root of a malformed message: the second status line names no problem: %q", st)
+				}
+			}
+			// Each Kafka error is named in the tree's title when selected.
+			for i, f := range bad {
+				if i > 0 {
+					x.press("down")
+				}
+				if f.errorName == "" {
+					continue
+				}
+				if h := strings.Join(x.screen(), "\n"); !strings.Contains(h, fmt.Sprintf("Fields · #%d ", f.index)) ||
+					!regexp.MustCompile(`Fields · #\d+ .* · E `+f.errorName).MatchString(h) {
+					t.Errorf("#%d selected: the tree title does not name %s", f.index, f.errorName)
 				}
 			}
 			// Clearing the filter brings every row back.
@@ -493,7 +602,20 @@ func TestTUIModelErrorsFilter(t *testing.T) {
 			if got := len(x.rows()); got != len(all) {
 				t.Errorf("%d rows after clearing the filter, want %d", got, len(all))
 			}
-			if len(bad) == 0 && x.shown() != before {
+			// A filter nothing matches says so, in the list and on the
+			// status line, and clearing it brings the selection back.
+			x.press("up", "up")
+			before = x.shown()
+			x.press("f", "ctrl+u", "nosuchapi", "enter")
+			want := `no message matches the filter "nosuchapi"`
+			if s := strings.Join(x.screen(), "\n"); !strings.Contains(s, "("+want+")") {
+				t.Errorf("the list does not say %q:\n%s", want, s)
+			}
+			if got := x.status(); got != want {
+				t.Errorf("status %q, want %q", got, want)
+			}
+			x.press("f", "ctrl+u", "enter")
+			if x.shown() != before {
 				t.Errorf("an empty filter result lost the selection: #%d, was #%d", x.shown(), before)
 			}
 		})
@@ -535,13 +657,32 @@ func TestTUIModelSearchPrincipal(t *testing.T) {
 				t.Errorf("status after the search: %q\nwant the first creation's Principal %s", st, wantSpan)
 			}
 			// n goes on to the next field that matches, here in the same
-			// message from the list too (no other row matches).
-			x.press("n")
-			if bytes.Count(raw, enc) > 1 {
-				next := off + 1 + bytes.Index(raw[off+1:], enc)
-				if st := x.status(); !strings.Contains(st, " > Principal "+fmt.Sprintf("[0x%04x, %dB]", next, len(enc))) {
-					t.Errorf("n: status %q, want the next Principal at 0x%04x", st, next)
+			// message from the list too (no other row matches), without
+			// wrapping until it passes the last one.
+			var offs []int
+			for i := 0; i < len(raw); i++ {
+				if bytes.HasPrefix(raw[i:], enc) {
+					offs = append(offs, i)
 				}
+			}
+			if len(offs) < 2 {
+				t.Fatalf("%s is once in #%d: n has nowhere to go", searchPrincipal, target.index)
+			}
+			for _, next := range offs[1:] {
+				x.press("n")
+				if st := x.status(); !strings.Contains(st, " > Principal "+fmt.Sprintf("[0x%04x, %dB]", next, len(enc))) {
+					t.Fatalf("n: status %q, want the next Principal at 0x%04x", st, next)
+				}
+				if got := x.keyLine(); strings.Contains(got, "wrapped") {
+					t.Errorf("n to the Principal at 0x%04x: key line %q", next, got)
+				}
+			}
+			x.press("n")
+			if st := x.status(); !strings.Contains(st, " > Principal "+wantSpan) {
+				t.Errorf("n past the last Principal: status %q, want the first one %s", st, wantSpan)
+			}
+			if got := x.keyLine(); got != "search wrapped" {
+				t.Errorf("n past the last Principal: key line %q, want \"search wrapped\"", got)
 			}
 		})
 	}
@@ -588,5 +729,39 @@ func TestTUIModelTreeFieldStatus(t *testing.T) {
 				t.Error("no doc line for the principal")
 			}
 		})
+	}
+}
+
+// The Kafka error of a response is its first non-zero error code, named;
+// a code the table does not know is given by number.
+func TestKafkaErrorOfResponse(t *testing.T) {
+	resp := func(codes ...int16) *dissect.Message {
+		r := kmsg.NewCreateACLsResponse()
+		r.Version = 3
+		for _, code := range codes {
+			res := kmsg.NewCreateACLsResponseResult()
+			res.ErrorCode = code
+			r.Results = append(r.Results, res)
+		}
+		frame := kafkaFrame(append(binary.BigEndian.AppendUint32(nil, 7), 0), r.AppendTo(nil))
+		m := dissect.NewRegistry().DecodeResponse(frame, 30, 3)
+		if len(m.Problems) > 0 {
+			t.Fatalf("codes %v: %v", codes, m.Problems)
+		}
+		return m
+	}
+	for _, c := range []struct {
+		codes []int16
+		want  string
+	}{
+		{nil, ""},
+		{[]int16{0, 0}, ""},
+		{[]int16{0, 31, 42}, "CLUSTER_AUTHORIZATION_FAILED"},
+		{[]int16{42}, "INVALID_REQUEST"},
+		{[]int16{0, 9999}, "error 9999"},
+	} {
+		if got := entryOf(resp(c.codes...)).KafkaError; got != c.want {
+			t.Errorf("codes %v: KafkaError %q, want %q", c.codes, got, c.want)
+		}
 	}
 }
