@@ -44,29 +44,33 @@ type fileSource struct {
 // OpenFile opens a pcap or pcapng capture, chosen by its magic number; "-"
 // reads standard input. Errors are one sentence naming the file.
 func OpenFile(path string) (Source, error) {
-	s := &fileSource{name: path}
-	var r io.Reader
 	if path == "-" {
-		s.name = "standard input"
-		r = os.Stdin
-	} else {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return nil, openError(path, err)
-		}
-		if fi.IsDir() {
-			return nil, fmt.Errorf("%s: is a directory, not a capture file", path)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, openError(path, err)
-		}
-		s.f = f
-		r = f
+		return OpenReader("standard input", os.Stdin)
 	}
-	br := bufio.NewReaderSize(r, readBufferSize)
-	if err := s.open(br); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory, not a capture file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	s := &fileSource{name: path, f: f}
+	if err := s.open(bufio.NewReaderSize(f, readBufferSize)); err != nil {
 		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenReader reads a pcap or pcapng capture from r (a pipe, standard
+// input); name is what errors call it.
+func OpenReader(name string, r io.Reader) (Source, error) {
+	s := &fileSource{name: name}
+	if err := s.open(bufio.NewReaderSize(r, readBufferSize)); err != nil {
 		return nil, err
 	}
 	return s, nil

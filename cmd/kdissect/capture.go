@@ -123,13 +123,16 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 		}
 	}()
 	for _, f := range files {
-		src, err := reassembly.OpenFile(f)
-		if err != nil {
-			return false, err
-		}
+		var src reassembly.Source
 		name := f
 		if f == "-" {
 			name = "standard input"
+			src, err = reassembly.OpenReader(name, stdin)
+		} else {
+			src, err = reassembly.OpenFile(f)
+		}
+		if err != nil {
+			return false, err
 		}
 		sources = append(sources, namedSource{name: name, src: src, size: fileSize(f)})
 	}

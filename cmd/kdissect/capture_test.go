@@ -319,6 +319,14 @@ func TestCaptureSeveralFilesAndStdin(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("from standard input:\n%s\nfrom the file:\n%s", got, want)
 	}
+	raw, _ := os.ReadFile(first)
+	if inProcess, _, _ := runCLI(t, string(raw), "--summary", "-"); inProcess != want {
+		t.Errorf("run's stdin:\n%s\nfrom the file:\n%s", inProcess, want)
+	}
+	_, stderr, code := runCLI(t, "not a capture", "-")
+	if code != 1 || stderr != "kdissect: standard input: not a pcap or pcapng file (starts with 6e 6f 74 20)\n" {
+		t.Errorf("garbage on stdin: exit %d, %q", code, stderr)
+	}
 }
 
 func TestCaptureUnknownLinkTypeIsCountedAndSkipped(t *testing.T) {
