@@ -78,16 +78,6 @@ func builtACLCapture(t *testing.T) string {
 		r.Creations = cs
 		return r.AppendTo(nil)
 	}
-	createResp := func(codes ...int16) []byte {
-		r := kmsg.NewCreateACLsResponse()
-		r.Version = 3
-		for _, code := range codes {
-			res := kmsg.NewCreateACLsResponseResult()
-			res.ErrorCode = code
-			r.Results = append(r.Results, res)
-		}
-		return r.AppendTo(nil)
-	}
 	req := func(key int16, corr int32, body []byte) []byte {
 		h := binary.BigEndian.AppendUint16(nil, uint16(key))
 		h = binary.BigEndian.AppendUint16(h, 3)
@@ -736,14 +726,7 @@ func TestTUIModelTreeFieldStatus(t *testing.T) {
 // a code the table does not know is given by number.
 func TestKafkaErrorOfResponse(t *testing.T) {
 	resp := func(codes ...int16) *dissect.Message {
-		r := kmsg.NewCreateACLsResponse()
-		r.Version = 3
-		for _, code := range codes {
-			res := kmsg.NewCreateACLsResponseResult()
-			res.ErrorCode = code
-			r.Results = append(r.Results, res)
-		}
-		frame := kafkaFrame(append(binary.BigEndian.AppendUint32(nil, 7), 0), r.AppendTo(nil))
+		frame := kafkaFrame(append(binary.BigEndian.AppendUint32(nil, 7), 0), createResp(codes...))
 		m := dissect.NewRegistry().DecodeResponse(frame, 30, 3)
 		if len(m.Problems) > 0 {
 			t.Fatalf("codes %v: %v", codes, m.Problems)
@@ -764,4 +747,17 @@ func TestKafkaErrorOfResponse(t *testing.T) {
 			t.Errorf("codes %v: KafkaError %q, want %q", c.codes, got, c.want)
 		}
 	}
+}
+
+// createResp is the body of a CreateAcls v3 response with one result per
+// error code.
+func createResp(codes ...int16) []byte {
+	r := kmsg.NewCreateACLsResponse()
+	r.Version = 3
+	for _, code := range codes {
+		res := kmsg.NewCreateACLsResponseResult()
+		res.ErrorCode = code
+		r.Results = append(r.Results, res)
+	}
+	return r.AppendTo(nil)
 }
