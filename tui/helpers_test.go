@@ -30,7 +30,7 @@ func rendererAt(p termenv.Profile) *lipgloss.Renderer {
 
 func readSeed(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "frames", name)) // the repository's one copy of the seed frames
 	if err != nil {
 		t.Fatal(err)
 	}
