@@ -32,6 +32,10 @@ func kdissectBinary(t *testing.T) string {
 			buildErr = err
 			return
 		}
+		// Others must reach it: one test runs it as an unprivileged user.
+		if buildErr = os.Chmod(dir, 0o755); buildErr != nil {
+			return
+		}
 		binPath = filepath.Join(dir, "kdissect")
 		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
@@ -42,6 +46,15 @@ func kdissectBinary(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return binPath
+}
+
+// TestMain removes the binary kdissectBinary built, if any.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
 }
 
 type buildError struct {
@@ -159,4 +172,28 @@ collect:
 	// -w kept the packets: reading them back gives the same messages.
 	again := decodeCapture(t, "--port", strconv.Itoa(broker.Port), pcapOut)
 	compareWithClients(t, sc, again)
+}
+
+// A live capture that cannot start says why in one sentence and exits 1.
+func TestLiveCaptureErrors(t *testing.T) {
+	_, stderr, code := runCLI(t, "", "--iface", "nosuch0")
+	if code != 1 || stderr != "kdissect: no such interface \"nosuch0\"\n" {
+		t.Errorf("missing interface: exit %d, %q", code, stderr)
+	}
+	_, stderr, code = runCLI(t, "", "-w", "x.pcap", "some.pcap")
+	if code != 1 || !strings.HasPrefix(stderr, "kdissect: -w and --duration go with a live capture (--iface)\n") {
+		t.Errorf("-w without --iface: exit %d, %q", code, stderr)
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	// As an unprivileged user (root can drop to nobody here).
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv not installed")
+	}
+	out, err := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", kdissectBinary(t), "--iface", "lo").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || string(out) != "kdissect: capturing on lo needs root or CAP_NET_RAW\n" {
+		t.Errorf("unprivileged: %v, %q", err, out)
+	}
 }
