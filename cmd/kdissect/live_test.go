@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,5 +196,88 @@ func TestLiveCaptureErrors(t *testing.T) {
 	out, err := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", kdissectBinary(t), "--iface", "lo").CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || string(out) != "kdissect: capturing on lo needs root or CAP_NET_RAW\n" {
 		t.Errorf("unprivileged: %v, %q", err, out)
+	}
+}
+
+// -c N stops a live capture after N messages and --duration after a while,
+// each with exit status 0 and everything printed.
+func TestLiveCaptureStopsByItself(t *testing.T) {
+	needRoot(t)
+	bin := kdissectBinary(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	request, response := seed(t, "createacls-v3-request"), seed(t, "createacls-v3-response")
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 64)
+			for {
+				if _, err := c.Read(buf); err != nil {
+					break
+				}
+				c.Write(response)
+			}
+			c.Close()
+		}
+	}()
+	exchange := func() {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		c.Write(request)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.Read(make([]byte, 64))
+	}
+	run := func(args ...string) (string, time.Duration) {
+		cmd := exec.Command(bin, append([]string{"--iface", "lo", "--port", strconv.Itoa(port), "--summary"}, args...)...)
+		stderr, _ := cmd.StderrPipe()
+		var out strings.Builder
+		cmd.Stdout = &out
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() && !strings.Contains(sc.Text(), "capturing on lo") {
+		}
+		go func() {
+			for sc.Scan() {
+			}
+		}()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		for i := 0; i < 20; i++ { // until it stops by itself, at most 20 exchanges
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("%v: %v", args, err)
+				}
+				return out.String(), time.Since(start)
+			default:
+				exchange()
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		cmd.Process.Kill()
+		t.Fatalf("%v did not stop by itself:\n%s", args, out.String())
+		return "", 0
+	}
+	out, _ := run("-c", "2")
+	if n := strings.Count(out, "\n"); n != 2 || !strings.Contains(out, "CreateAcls v3 request") || !strings.Contains(out, "CreateAcls v3 response") {
+		t.Errorf("-c 2 printed %d lines:\n%s", n, out)
+	}
+	out, took := run("--duration", "1s")
+	if took < time.Second || !strings.Contains(out, "CreateAcls v3 response") {
+		t.Errorf("--duration 1s stopped after %v with:\n%s", took, out)
 	}
 }
