@@ -52,10 +52,14 @@ type Gap struct {
 }
 
 // Unparseable reports bytes skipped while looking for a frame boundary.
+// Leading is set for bytes before the first frame boundary of a direction
+// captured without its SYN: the rest of frames sent before the capture
+// started (a capture begun mid-connection), not malformed data.
 type Unparseable struct {
 	Flow
 	StreamOffset, Length int64
 	Time                 time.Time
+	Leading              bool
 }
 
 // Incomplete reports a frame cut short. Want is the frame size including

@@ -284,6 +284,9 @@ func (r *recorder) emit(e Event) {
 		s = fmt.Sprintf("gap %s off=%d len=%d", dir(e.Flow), e.StreamOffset, e.Length)
 	case *Unparseable:
 		s = fmt.Sprintf("unparseable %s off=%d len=%d", dir(e.Flow), e.StreamOffset, e.Length)
+		if e.Leading {
+			s += " leading"
+		}
 	case *Incomplete:
 		s = fmt.Sprintf("incomplete %s off=%d have=%d want=%d %s", dir(e.Flow), e.StreamOffset, e.Have, e.Want, e.Reason)
 	case *Retransmission:

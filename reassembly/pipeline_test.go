@@ -86,13 +86,31 @@ func TestMidStreamStartAndResponseResync(t *testing.T) {
 	v.send(false, cat(p0[9:], p1)) // 3: tail of a response to an uncaptured request, then p1
 	v.raw(true, v.cseq, "R", nil, -1)
 	r := expect(t, v,
-		"unparseable c1> off=0 len="+itoa(len(q1)-17),
+		"unparseable c1> off=0 len="+itoa(len(q1)-17)+" leading",
 		"frame c1> off="+itoa(len(q1)-17)+" size="+itoa(len(q2))+" pk=[2]",
-		"unparseable c1< off=0 len="+itoa(len(p0)-9),
+		"unparseable c1< off=0 len="+itoa(len(p0)-9)+" leading",
 		"frame c1< off="+itoa(len(p0)-9)+" size="+itoa(len(p1))+" pk=[3]",
 		"end c1 10.0.0.1:40000>10.0.0.2:9092 reset=true",
 	)
 	wantFrames(t, r, q2, p1)
+}
+
+// Only the bytes before the first frame boundary of a direction captured
+// without its SYN are "leading": damage after that boundary is not.
+func TestLeadingBytesOnlyBeforeFirstBoundary(t *testing.T) {
+	v := newConv(t, cli, srv, 77, 900)
+	q1, q2 := kreq(30, 3, 41, "cc", 30), kreq(31, 3, 42, "cc", 8)
+	v.send(true, q1[5:])                                      // 1: tail of a frame: no SYN
+	v.send(true, cat(q2, []byte{0x7f, 0xff, 0xff, 0xff}, q2)) // 2: a frame, a corrupt prefix, a frame
+	v.raw(true, v.cseq, "R", nil, -1)
+	tail := len(q1) - 5
+	expect(t, v,
+		"unparseable c1> off=0 len="+itoa(tail)+" leading",
+		"frame c1> off="+itoa(tail)+" size="+itoa(len(q2))+" pk=[2]",
+		"unparseable c1> off="+itoa(tail+len(q2))+" len=4",
+		"frame c1> off="+itoa(tail+len(q2)+4)+" size="+itoa(len(q2))+" pk=[2]",
+		"end c1 10.0.0.1:40000>10.0.0.2:9092 reset=true",
+	)
 }
 
 func TestHostileSizePrefixes(t *testing.T) {

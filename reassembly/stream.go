@@ -30,6 +30,11 @@ type half struct {
 	src, dst   netip.AddrPort
 
 	started, synSeen, closed bool
+	// framed: a frame boundary has been known in this direction (after the
+	// SYN or an accepted re-synchronisation). Until then, skipped bytes of a
+	// direction captured without its SYN are the tail of frames sent before
+	// the capture started, not damage.
+	framed bool
 	isn, nextSeq             uint32
 	nextOff                  int64
 	fin                      bool
@@ -338,7 +343,8 @@ func (h *half) resetFrame() {
 func (h *half) flushJunk(upTo int64, ts time.Time) {
 	if upTo > h.junkOff {
 		h.c.p.stats.UnparseableBytes += upTo - h.junkOff
-		h.emit(&Unparseable{Flow: h.flow(), StreamOffset: h.junkOff, Length: upTo - h.junkOff, Time: ts})
+		h.emit(&Unparseable{Flow: h.flow(), StreamOffset: h.junkOff, Length: upTo - h.junkOff, Time: ts,
+			Leading: !h.synSeen && !h.framed})
 	}
 	h.junkOff = upTo
 }
@@ -634,6 +640,7 @@ func (h *half) accept(i int, ts time.Time) {
 	// A nested re-synchronisation must not write into the bytes being fed.
 	h.rbuf, h.rmarks, h.spare, h.spareMarks = h.spare[:0], h.spareMarks[:0], nil, nil
 	h.resyncing = false
+	h.framed = true
 	h.have = 0
 	end := oldOff + int64(len(old))
 	for j, m := range marks {
@@ -680,7 +687,7 @@ func (h *half) probe(data []byte, off int64, pkt int, ts time.Time) {
 	if srv.started && (srv.nextOff > 0 || !srv.synSeen) {
 		srv.startResync(srv.nextOff)
 	}
-	cl.resyncing = false
+	cl.resyncing, cl.framed = false, true
 	cl.resetFrame()
 	cl.synced(data, off, pkt, ts)
 }

@@ -389,3 +389,41 @@ func TestCaptureAllSkipsOpaqueBodies(t *testing.T) {
 		t.Errorf("the body was buffered after all:\n%s", text)
 	}
 }
+
+// A capture that starts while a connection is open (no SYN) begins inside
+// a frame: those bytes are reported but are not malformed data, so the
+// exit status stays 0. Damage after the first boundary still makes it 2.
+func TestCaptureStartedMidConnection(t *testing.T) {
+	request, response := seed(t, "createacls-v3-request"), seed(t, "createacls-v3-response")
+	build := func(damage bool) string {
+		b := newPcap(t)
+		c := &tcpConn{b: b, cip: net.IP{192, 0, 2, 10}, sip: net.IP{192, 0, 2, 1}, cport: 50700, sport: 9092, cseq: 1000, sseq: 5000}
+		c.send(true, request[9:]) // the tail of a request sent before the capture began
+		c.send(true, request)
+		c.send(false, response)
+		if damage {
+			c.send(true, []byte{0x7f, 0xff, 0xff, 0xff})
+		}
+		return b.file()
+	}
+	out, _, code := runCLI(t, "", "--summary", build(false))
+	if code != 0 {
+		t.Errorf("exit %d, want 0:\n%s", code, out)
+	}
+	for _, want := range []string{
+		"192.0.2.10:50700 → 192.0.2.1:9092 @0 unparseable: skipped 16 bytes before the first frame boundary (capture began mid-connection)",
+		"CreateAcls v3 request corr=0",
+		"CreateAcls v3 response corr=0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	js, _, code := runCLI(t, "", "--json", build(false))
+	if code != 0 || !strings.Contains(js, `{"event":"unparseable","time":"2026-03-01T12:00:00.003Z","src":"192.0.2.10:50700","dst":"192.0.2.1:9092","stream_offset":0,"length":16,"leading":true}`) {
+		t.Errorf("exit %d; leading unparseable event missing in\n%s", code, js)
+	}
+	if _, _, code := runCLI(t, "", "--summary", build(true)); code != 2 {
+		t.Errorf("damage after the first boundary: exit %d, want 2", code)
+	}
+}

@@ -89,7 +89,7 @@ func TestLiveCaptureOnLoopback(t *testing.T) {
 	defer broker.Close()
 
 	pcapOut := filepath.Join(t.TempDir(), "live.pcap")
-	cmd := exec.Command(bin, "--iface", "lo", "--port", strconv.Itoa(broker.Port), "--json", "--duration", "60s", "-w", pcapOut)
+	cmd := exec.Command(bin, "--iface", "lo", "--port", strconv.Itoa(broker.Port), "--detect=false", "--json", "--duration", "60s", "-w", pcapOut)
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -171,7 +171,7 @@ collect:
 	compareWithClients(t, sc, got)
 
 	// -w kept the packets: reading them back gives the same messages.
-	again := decodeCapture(t, "--port", strconv.Itoa(broker.Port), pcapOut)
+	again := decodeCapture(t, "--port", strconv.Itoa(broker.Port), "--detect=false", pcapOut)
 	compareWithClients(t, sc, again)
 }
 
@@ -239,7 +239,7 @@ func TestLiveCaptureStopsByItself(t *testing.T) {
 		c.Read(make([]byte, 64))
 	}
 	run := func(args ...string) (string, time.Duration) {
-		cmd := exec.Command(bin, append([]string{"--iface", "lo", "--port", strconv.Itoa(port), "--summary"}, args...)...)
+		cmd := exec.Command(bin, append([]string{"--iface", "lo", "--port", strconv.Itoa(port), "--detect=false", "--summary"}, args...)...)
 		stderr, _ := cmd.StderrPipe()
 		var out strings.Builder
 		cmd.Stdout = &out
@@ -276,8 +276,8 @@ func TestLiveCaptureStopsByItself(t *testing.T) {
 	if n := strings.Count(out, "\n"); n != 2 || !strings.Contains(out, "CreateAcls v3 request") || !strings.Contains(out, "CreateAcls v3 response") {
 		t.Errorf("-c 2 printed %d lines:\n%s", n, out)
 	}
-	out, took := run("--duration", "1s")
-	if took < time.Second || !strings.Contains(out, "CreateAcls v3 response") {
-		t.Errorf("--duration 1s stopped after %v with:\n%s", took, out)
+	out, took := run("--duration", "2s")
+	if took < 2*time.Second || !strings.Contains(out, "CreateAcls v3 response") {
+		t.Errorf("--duration 2s stopped after %v with:\n%s", took, out)
 	}
 }

@@ -113,7 +113,11 @@ func appendEventText(b []byte, it *item) []byte {
 		b = appendFlowAt(b, e.Flow, e.StreamOffset)
 		b = append(b, "unparseable: skipped "...)
 		b = appendLength(b, e.Length)
-		b = append(b, " looking for the next frame"...)
+		if e.Leading {
+			b = append(b, " before the first frame boundary (capture began mid-connection)"...)
+		} else {
+			b = append(b, " looking for the next frame"...)
+		}
 	case *reassembly.Incomplete:
 		b = appendFlowAt(b, e.Flow, e.StreamOffset)
 		b = append(b, "incomplete frame: "...)
@@ -222,6 +226,9 @@ func (p *jsonPrinter) event(it *item) {
 		b = appendRangeEvent(b, "gap", e.Time, e.Flow, e.StreamOffset, e.Length)
 	case *reassembly.Unparseable:
 		b = appendRangeEvent(b, "unparseable", e.Time, e.Flow, e.StreamOffset, e.Length)
+		if e.Leading {
+			b = append(b, `,"leading":true`...)
+		}
 	case *reassembly.Retransmission:
 		b = appendRangeEvent(b, "retransmission", e.Time, e.Flow, e.StreamOffset, e.Length)
 	case *reassembly.BufferLimit:

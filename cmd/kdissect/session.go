@@ -129,7 +129,11 @@ func (s *session) event(e reassembly.Event) {
 			s.enqueue(&item{event: e, time: e.Time})
 		}
 	case *reassembly.Unparseable:
-		s.malformed = true
+		// Bytes before the first boundary of a connection that was open
+		// when the capture started are expected, not damage.
+		if !e.Leading {
+			s.malformed = true
+		}
 		s.enqueue(&item{event: e, time: e.Time})
 	case *reassembly.Gap:
 		s.enqueue(&item{event: e, time: e.Time})

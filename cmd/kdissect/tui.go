@@ -109,7 +109,7 @@ func (p *tuiPrinter) message(it *item, m *dissect.Message) {
 }
 
 func (p *tuiPrinter) event(it *item) {
-	if _, ok := it.event.(*reassembly.Unparseable); ok {
+	if u, ok := it.event.(*reassembly.Unparseable); ok && !u.Leading {
 		p.malformed.Store(true)
 	}
 }

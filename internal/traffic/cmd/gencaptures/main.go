@@ -185,7 +185,7 @@ type kdissectCapture struct {
 }
 
 func startKdissect(o options, port int, pcapPath string) (*kdissectCapture, error) {
-	cmd := exec.Command(o.kdissect, "--iface", o.iface, "--port", fmt.Sprint(port), "-w", pcapPath, "--summary", "--progress", "never")
+	cmd := exec.Command(o.kdissect, "--iface", o.iface, "--port", fmt.Sprint(port), "--detect=false", "-w", pcapPath, "--summary", "--progress", "never")
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
