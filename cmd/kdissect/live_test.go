@@ -256,21 +256,25 @@ func TestLiveCaptureStopsByItself(t *testing.T) {
 		}()
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
-		for i := 0; i < 20; i++ { // until it stops by itself, at most 20 exchanges
+		// Exchange until it stops by itself; the deadline only catches a
+		// capture that never stops, so it is far beyond any --duration here.
+		deadline := time.After(60 * time.Second)
+		for {
 			select {
 			case err := <-done:
 				if err != nil {
 					t.Errorf("%v: %v", args, err)
 				}
 				return out.String(), time.Since(start)
+			case <-deadline:
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("%v did not stop by itself:\n%s", args, out.String())
 			default:
 				exchange()
 				time.Sleep(100 * time.Millisecond)
 			}
 		}
-		cmd.Process.Kill()
-		t.Fatalf("%v did not stop by itself:\n%s", args, out.String())
-		return "", 0
 	}
 	out, _ := run("-c", "2")
 	if n := strings.Count(out, "\n"); n != 2 || !strings.Contains(out, "CreateAcls v3 request") || !strings.Contains(out, "CreateAcls v3 response") {
