@@ -1,6 +1,11 @@
 package dissect
 
-import "strconv"
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
 
 // Enum names the values of an enum-like integer field. Values outside the
 // table print as "unknown <Name>" so that a bogus 42 is never mistaken for
@@ -185,27 +190,41 @@ var ErrorCode = &Enum{Title: "ErrorCode", First: -1, names: []string{
 	"CONTROLLER_ID_NOT_REGISTERED",
 }}
 
-// enumForField picks the enum for a field by its Kafka name, so that
-// definitions loaded with --schema-dir get symbols without extra markup.
-func enumForField(name, typ string) *Enum {
-	switch typ {
-	case "int8", "int16", "int32":
-	default:
-		return nil
+// Enums are the tables a definition can name in a field's "enum"
+// attribute. A table belongs to the field that names it, not to a field
+// name: DescribeConfigs' ResourceType is not the ACL ResourceType.
+var Enums = map[string]*Enum{
+	"ResourceType":      ResourceType,
+	"PatternType":       PatternType,
+	"AclOperation":      AclOperation,
+	"AclPermissionType": AclPermissionType,
+	"ErrorCode":         ErrorCode,
+}
+
+// enumFor returns the table a field names. Error codes are the one table
+// Kafka shares across every API, so an int16 ErrorCode or TopLevelErrorCode
+// gets it without the attribute.
+func enumFor(jf jsonField, k kind) (*Enum, error) {
+	integer := k == kInt8 || k == kInt16 || k == kInt32
+	if jf.Enum == "" {
+		if k == kInt16 && (jf.Name == "ErrorCode" || jf.Name == "TopLevelErrorCode") {
+			return ErrorCode, nil
+		}
+		return nil, nil
 	}
-	switch name {
-	case "ErrorCode", "TopLevelErrorCode":
-		return ErrorCode
-	case "ResourceType", "ResourceTypeFilter":
-		return ResourceType
-	case "ResourcePatternType", "PatternType", "PatternTypeFilter":
-		return PatternType
-	case "Operation":
-		return AclOperation
-	case "PermissionType":
-		return AclPermissionType
+	e, ok := Enums[jf.Enum]
+	switch {
+	case !ok:
+		names := make([]string, 0, len(Enums))
+		for n := range Enums {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("unknown enum %q (known: %s)", jf.Enum, strings.Join(names, ", "))
+	case !integer:
+		return nil, fmt.Errorf("enum %q on a field of type %s: enums name int8, int16 or int32 values", jf.Enum, jf.Type)
 	}
-	return nil
+	return e, nil
 }
 
 // apiEnum names request_api_key values.

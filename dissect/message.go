@@ -83,12 +83,14 @@ func (r *Registry) AddJSON(src []byte) (*Def, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Add(d)
+	r.add(d)
 	return d, nil
 }
 
-// Add adds a definition, replacing any of the same API and direction.
-func (r *Registry) Add(d *Def) {
+// add adds a parsed definition, replacing any of the same API and
+// direction. It is not exported: only ParseDef makes a Def whose fields
+// carry their wire kinds.
+func (r *Registry) add(d *Def) {
 	if d.Request {
 		r.req[d.APIKey] = d
 	} else {

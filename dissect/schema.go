@@ -144,6 +144,9 @@ type jsonField struct {
 	About            string          `json:"about"`
 	Default          json.RawMessage `json:"default"`
 	Fields           []jsonField     `json:"fields"`
+	// Enum is kdissect's own attribute: the table that names the field's
+	// values (see Enums). Kafka keeps these tables in Java, not in JSON.
+	Enum string `json:"enum"`
 }
 
 type jsonDef struct {
@@ -268,6 +271,9 @@ func (b *builder) field(jf jsonField) (*Field, error) {
 		}
 		f.Default = s
 	}
+	if _, prim := primitives[jf.Type]; jf.Enum != "" && !prim {
+		return nil, fmt.Errorf("enum %q on a field of type %s: enums name int8, int16 or int32 values", jf.Enum, jf.Type)
+	}
 	typ := jf.Type
 	if strings.HasPrefix(typ, "[]") {
 		f.kind = kArray
@@ -281,8 +287,8 @@ func (b *builder) field(jf jsonField) (*Field, error) {
 		f.elemNames = indexNames(typ)
 	} else if k, ok := primitives[typ]; ok {
 		f.kind = k
-		f.enum = enumForField(f.Name, typ)
-		return f, nil
+		f.enum, err = enumFor(jf, k)
+		return f, err
 	} else {
 		f.kind = kStruct
 	}

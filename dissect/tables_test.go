@@ -175,23 +175,41 @@ func TestACLEnums(t *testing.T) {
 	}
 }
 
-// TestEnumForField: enum names attach by Kafka field name and integer type.
-func TestEnumForField(t *testing.T) {
-	for _, c := range []struct {
-		name, typ string
-		want      *Enum
-	}{
-		{"ErrorCode", "int16", ErrorCode},
-		{"ResourceTypeFilter", "int8", ResourceType},
-		{"PatternType", "int8", PatternType},
-		{"PatternTypeFilter", "int8", PatternType},
-		{"Operation", "int8", AclOperation},
-		{"PermissionType", "int8", AclPermissionType},
-		{"ErrorCode", "string", nil},
-		{"ThrottleTimeMs", "int32", nil},
+// TestEnumsBelongToTheirField: a table names a field's values only where
+// the definition says so, whatever the field is called; Kafka's error codes
+// are the one table every API shares.
+func TestEnumsBelongToTheirField(t *testing.T) {
+	// DescribeConfigs' ResourceType is another table than the ACL one:
+	// 4 is BROKER there, not CLUSTER.
+	const describeConfigs = `{"apiKey": 32, "type": "request", "name": "DescribeConfigsRequest",
+	  "validVersions": "0", "flexibleVersions": "none", "fields": [
+	    {"name": "ResourceType", "type": "int8", "versions": "0+"},
+	    {"name": "Operation", "type": "int8", "versions": "0+", "enum": "AclOperation"},
+	    {"name": "ErrorCode", "type": "int16", "versions": "0+"}]}`
+	r := NewRegistry()
+	if _, err := r.AddJSON([]byte(describeConfigs)); err != nil {
+		t.Fatal(err)
+	}
+	frame := []byte{0, 0, 0, 14, 0, 32, 0, 0, 0, 0, 0, 9, 0xff, 0xff, 4, 3, 0, 31}
+	m := r.DecodeRequest(frame)
+	if len(m.Problems) > 0 {
+		t.Fatalf("problems: %v", m.Problems)
+	}
+	for _, c := range []struct{ field, name string }{
+		{"ResourceType", ""}, {"Operation", "READ"}, {"ErrorCode", "CLUSTER_AUTHORIZATION_FAILED"},
 	} {
-		if got := enumForField(c.name, c.typ); got != c.want {
-			t.Errorf("%s %s: %v", c.name, c.typ, got)
+		if n := m.Tree.Find("DescribeConfigsRequest", c.field); n == nil || n.EnumName() != c.name {
+			t.Errorf("%s: %v, want name %q", c.field, n, c.name)
+		}
+	}
+	for _, c := range []struct{ field, err string }{
+		{`{"name": "X", "type": "int8", "versions": "0+", "enum": "Colour"}`, `unknown enum "Colour" (known: AclOperation, AclPermissionType, ErrorCode, PatternType, ResourceType)`},
+		{`{"name": "X", "type": "string", "versions": "0+", "enum": "ResourceType"}`, `enum "ResourceType" on a field of type string: enums name int8, int16 or int32 values`},
+		{`{"name": "X", "type": "[]int8", "versions": "0+", "enum": "ResourceType"}`, `enum "ResourceType" on a field of type []int8: enums name int8, int16 or int32 values`},
+	} {
+		src := `{"apiKey": 32, "type": "request", "name": "D", "validVersions": "0", "fields": [` + c.field + `]}`
+		if _, err := NewRegistry().AddJSON([]byte(src)); err == nil || err.Error() != "D.X: "+c.err {
+			t.Errorf("%s: error %v, want %q", c.field, err, "D.X: "+c.err)
 		}
 	}
 }
