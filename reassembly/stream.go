@@ -34,14 +34,14 @@ type half struct {
 	// SYN or an accepted re-synchronisation). Until then, skipped bytes of a
 	// direction captured without its SYN are the tail of frames sent before
 	// the capture started, not damage.
-	framed bool
-	isn, nextSeq             uint32
-	nextOff                  int64
-	fin                      bool
-	finOff                   int64
-	finTs                    time.Time // when the FIN came, for ReorderWait
-	ooo                      []held
-	oooBytes                 int
+	framed       bool
+	isn, nextSeq uint32
+	nextOff      int64
+	fin          bool
+	finOff       int64
+	finTs        time.Time // when the FIN came, for ReorderWait
+	ooo          []held
+	oooBytes     int
 
 	// In sync: the frame being collected; have == 0 at a boundary.
 	have, fOff, size int64 // size 0 = prefix not complete yet
