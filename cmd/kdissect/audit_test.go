@@ -350,7 +350,7 @@ func TestAuditTable(t *testing.T) {
 	if got, want := lines[len(lines)-1], "38 changes by 2 principals: 17 created, 17 deleted, 4 failed"; got != want {
 		t.Errorf("count line %q, want %q", got, want)
 	}
-	if want := "35  18:24:47  User:mallory  create  ALLOW User:mallory A…  CLUSTER_AUTHORIZATIO…"; lines[37] != want {
+	if want := "35  18:24:47  User:mallory  create  ALLOW User:mallory ALL o…  CLUSTER_AUTHORIZ…"; lines[37] != want {
 		t.Errorf("mallory's row\n%q, want\n%q", lines[37], want)
 	}
 	// Without a principal hook the principal is unknown, not guessed.

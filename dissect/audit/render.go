@@ -173,12 +173,13 @@ func addr(a netip.AddrPort) string {
 	return a.String()
 }
 
-// column of the table: its heading, its text for a row, and its minimum
-// width when the table must shrink.
+// column of the table: its heading, its text for a row, the width it
+// gives up last when the table must shrink (pref) and the width it never
+// goes below (min).
 type column struct {
-	head string
-	min  int
-	cell func(r *Row) string
+	head      string
+	min, pref int
+	cell      func(r *Row) string
 }
 
 var (
@@ -195,10 +196,10 @@ var (
 	colTime      = column{head: "TIME", min: 19, cell: func(r *Row) string { return r.Time.UTC().Format("2006-01-02 15:04:05") }}
 	colClock     = column{head: "TIME", min: 8, cell: func(r *Row) string { return r.Time.UTC().Format("15:04:05") }}
 	colClient    = column{head: "CLIENT", min: 9, cell: func(r *Row) string { return orDash(addr(r.Client)) }}
-	colPrincipal = column{head: "PRINCIPAL", min: 6, cell: func(r *Row) string { return orDash(esc(r.Principal)) }}
+	colPrincipal = column{head: "PRINCIPAL", min: 6, pref: 16, cell: func(r *Row) string { return orDash(esc(r.Principal)) }}
 	colAction    = column{head: "ACTION", min: 6, cell: func(r *Row) string { return string(r.Action) }}
-	colBinding   = column{head: "BINDING", min: 16, cell: func(r *Row) string { return shortBinding(&r.Binding) }}
-	colResult    = column{head: "RESULT", min: 8, cell: resultText}
+	colBinding   = column{head: "BINDING", min: 16, pref: 44, cell: func(r *Row) string { return shortBinding(&r.Binding) }}
+	colResult    = column{head: "RESULT", min: 8, pref: 20, cell: resultText}
 )
 
 func orDash(s string) string {
@@ -289,33 +290,30 @@ func total(widths []int) int {
 	return n
 }
 
-// fit shrinks the widest columns, one cell at a time, until the line fits
-// or every column is at its minimum.
+// fit shrinks the columns until the line fits: first those wider than
+// their preferred width, the most excess first, then the widest, down to
+// their minimums.
 func fit(widths []int, cols []column, width int) {
 	if width <= 0 {
 		return
 	}
-	for t := total(widths); t > width; t-- {
-		best := -1
-		for i, w := range widths {
-			if w > cols[i].min && (best < 0 || w > widths[best]) {
-				best = i
+	for _, floor := range []func(c column) int{
+		func(c column) int { return max(c.pref, c.min) },
+		func(c column) int { return c.min },
+	} {
+		for t := total(widths); t > width; t-- {
+			best, most := -1, 0
+			for i, w := range widths {
+				if x := w - floor(cols[i]); x > 0 && (best < 0 || x > most || (x == most && w > widths[best])) {
+					best, most = i, x
+				}
 			}
+			if best < 0 {
+				break
+			}
+			widths[best]--
 		}
-		if best < 0 {
-			return
-		}
-		widths[best]--
 	}
-}
-
-// BindingText is a binding as a person reads it, wire text escaped:
-// "ALLOW User:alice WRITE on TOPIC orders (LITERAL) from *"; a null filter
-// field shows as (any).
-func BindingText(b *Binding) string {
-	f := anyText
-	return fmt.Sprintf("%s %s %s on %s %s (%s) from %s", f(b.Permission), f(b.Principal), f(b.Operation),
-		f(b.ResourceType), f(b.ResourceName), f(b.PatternType), f(b.Host))
 }
 
 // shortBinding is BindingText without what most bindings say: the
