@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -550,5 +551,91 @@ func TestAuditUsageErrors(t *testing.T) {
 	_, stderr, code := runCLI(t, "", "audit", "/nonexistent.pcap")
 	if code != exitUsage || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("missing file: exit %d %q", code, stderr)
+	}
+}
+
+// hostileACLCapture is a CreateAcls v3 exchange whose principal, resource
+// name and client id are terminal escape sequences, a bidi override and
+// invalid UTF-8, refused with a hostile error message.
+func hostileACLCapture(t *testing.T) string {
+	b := newPcap(t)
+	c := b.conn(50500, 9092)
+	r := kmsg.NewCreateACLsRequest()
+	r.Version = 3
+	cr := kmsg.NewCreateACLsRequestCreation()
+	cr.ResourceType, cr.ResourceName, cr.ResourcePatternType = kmsg.ACLResourceTypeTopic, "ord\xffers", kmsg.ACLResourcePatternTypeLiteral
+	cr.Principal, cr.Host = "User:\x1b]0;pwned\x07\x1b[2J\u202eeve", "*"
+	cr.Operation, cr.PermissionType = kmsg.ACLOperationWrite, kmsg.ACLPermissionTypeAllow
+	r.Creations = append(r.Creations, cr)
+	clientID := "cli\x1b[31m"
+	h := binary.BigEndian.AppendUint16(nil, 30)
+	h = binary.BigEndian.AppendUint16(h, 3)
+	h = binary.BigEndian.AppendUint32(h, 2)
+	h = binary.BigEndian.AppendUint16(h, uint16(len(clientID)))
+	h = append(append(h, clientID...), 0)
+	c.send(true, kafkaFrame(h, r.AppendTo(nil)))
+	resp := kmsg.NewCreateACLsResponse()
+	resp.Version = 3
+	res := kmsg.NewCreateACLsResponseResult()
+	msg := "no \x1b[5mway\x1b[0m"
+	res.ErrorCode, res.ErrorMessage = 31, &msg
+	resp.Results = append(resp.Results, res)
+	c.send(false, kafkaFrame(append(binary.BigEndian.AppendUint32(nil, 2), 0), resp.AppendTo(nil)))
+	return b.file()
+}
+
+func TestAuditEscapesHostileWireText(t *testing.T) {
+	pcap := hostileACLCapture(t)
+	for _, format := range []string{"table", "csv"} {
+		out, stderr, code := runCLI(t, "", "audit", "--format", format, pcap)
+		if code != exitMalformed { // the invalid UTF-8 is flagged
+			t.Fatalf("%s: exit %d: %s", format, code, stderr)
+		}
+		if strings.ContainsAny(out, "\x1b\x07\u202e\xff") {
+			t.Errorf("%s: raw wire text:\n%q", format, out)
+		}
+		for _, want := range []string{`User:\x1b]0;pwned\a\x1b[2J\u202eeve`, `ord\xffers`, `no \x1b[5mway\x1b[0m`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no %s in\n%s", format, want, out)
+			}
+		}
+	}
+	out, _, _ := runCLI(t, "", "audit", "--format", "json", pcap)
+	rows := parseNDJSON(t, out)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	b := rows[0]["binding"].(map[string]any)
+	if b["principal"] != "User:\x1b]0;pwned\a\x1b[2J\u202eeve" || b["resource_name"] != "ord\ufffders" ||
+		rows[0]["client_id"] != "cli\x1b[31m" || rows[0]["error_message"] != "no \x1b[5mway\x1b[0m" {
+		t.Errorf("JSON keeps the text as sent (invalid UTF-8 as U+FFFD): %v", rows[0])
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("JSON holds a raw ESC")
+	}
+}
+
+// A request whose array runs out of bytes is malformed: the bindings it
+// holds are rows, the exit status says malformed.
+func TestAuditMalformedRequest(t *testing.T) {
+	out, stderr, code := runCLI(t, "", "audit", "--format", "json", builtACLCapture(t))
+	if code != exitMalformed {
+		t.Errorf("exit %d, want %d: %s", code, exitMalformed, stderr)
+	}
+	rows := parseNDJSON(t, out)
+	var got []string
+	for _, r := range rows {
+		b := r["binding"].(map[string]any)
+		got = append(got, fmt.Sprint(r["request_index"], " ", r["action"], " ", b["principal"], " ", b["resource_name"], " ", r["result"], " ", r["error_name"]))
+	}
+	want := []string{
+		"1 create User:alice orders ok <nil>",
+		"3 create User:Zoë orders ok <nil>",
+		"3 create User:Zoë payments ok <nil>",
+		"5 delete User:alice orders no_match <nil>",
+		"7 create User:mallory orders error INVALID_REQUEST",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

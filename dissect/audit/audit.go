@@ -127,7 +127,8 @@ func (r *Row) Failed() bool { return r.Result == ResultError }
 
 // ReadRequest copies the change log's view of a CreateAcls or DeleteAcls
 // request out of m; it returns nil for any other message. A frame cut
-// short yields the bindings it holds, their missing fields nil.
+// short yields the bindings it holds, their missing fields nil; an element
+// without a single field is not a binding.
 func ReadRequest(m *dissect.Message, meta Meta) *Request {
 	if m == nil || m.Direction != dissect.Request {
 		return nil
@@ -167,6 +168,9 @@ func ReadRequest(m *dissect.Message, meta Meta) *Request {
 				Operation:    enum(e.Child("Operation"), dissect.AclOperation),
 				Permission:   enum(e.Child("PermissionType"), dissect.AclPermissionType),
 			}
+		}
+		if b == (Binding{}) {
+			break // an element the frame announced but ended before
 		}
 		r.Bindings = append(r.Bindings, b)
 	}

@@ -522,3 +522,25 @@ func TestEffect(t *testing.T) {
 		t.Errorf("effect CSV header: %s", b.String())
 	}
 }
+
+// A CreateAcls request announcing two creations and holding one: the
+// missing one is no binding.
+func TestCutRequest(t *testing.T) {
+	req := kmsg.NewPtrCreateACLsRequest()
+	req.Version = 3
+	cr := kmsg.NewCreateACLsRequestCreation()
+	cr.Principal = "User:alice"
+	req.Creations = append(req.Creations, cr)
+	frame := requestFrame(req, 1, nil)
+	frame[15] = 3                // compact array length: 2 elements
+	frame = frame[:len(frame)-1] // without the body's tagged fields
+	frame[3]--                   // the size prefix: the frame is whole, its body short
+	m := dissect.Builtin().DecodeRequest(frame)
+	if len(m.Problems) == 0 {
+		t.Fatal("the cut frame decoded without problems")
+	}
+	r := ReadRequest(m, reqMeta(1))
+	if len(r.Bindings) != 1 || *r.Bindings[0].Principal != "User:alice" {
+		t.Errorf("bindings %+v", r.Bindings)
+	}
+}
