@@ -639,3 +639,42 @@ func TestAuditMalformedRequest(t *testing.T) {
 		t.Errorf("rows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// The README's audit examples are real output of the commands they name.
+func TestAuditREADMEExamples(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	block := func(intro string) []string {
+		i := strings.Index(readme, intro)
+		if i < 0 {
+			t.Fatalf("README has no %q", intro)
+		}
+		rest := readme[i:]
+		start := strings.Index(rest, "```\n") + 4
+		end := strings.Index(rest[start:], "```")
+		return strings.Split(strings.TrimSuffix(rest[start:start+end], "\n"), "\n")
+	}
+	pcap := "../../testdata/pcaps/sarama-acls.pcap"
+	out, _, _ := runCLI(t, "", "audit", "--width", "100", pcap)
+	if got, want := strings.Split(strings.TrimSuffix(out, "\n"), "\n"), block("**table** (`kdissect audit --width 100 testdata/pcaps/sarama-acls.pcap`"); !reflect.DeepEqual(got, want) {
+		t.Errorf("table example\n%s\nnow\n%s", strings.Join(want, "\n"), out)
+	}
+	for format, intro := range map[string]string{
+		"csv":  "**csv** (`kdissect audit --format csv testdata/pcaps/sarama-acls.pcap`",
+		"json": "**json** (`kdissect audit --format json testdata/pcaps/sarama-acls.pcap`",
+	} {
+		out, _, _ := runCLI(t, "", "audit", "--format", format, pcap)
+		have := map[string]bool{}
+		for _, l := range strings.Split(out, "\n") {
+			have[l] = true
+		}
+		for _, l := range block(intro) {
+			if !have[l] {
+				t.Errorf("%s example line not in the output: %s", format, l)
+			}
+		}
+	}
+}
