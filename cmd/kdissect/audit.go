@@ -46,6 +46,7 @@ type auditOpts struct {
 	who    string
 	failed bool
 	width  int
+	follow bool // write json/csv rows as they are known (--iface; tests)
 	// principal names the principal a connection authenticated as, or nil
 	// when unknown. It is the one place connection identity enters the
 	// change log: wiring SASL identity in is setting it.
@@ -61,7 +62,7 @@ func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io
 	// The capture flags of the main command; keep in step with runCapture.
 	fs.StringVar(&o.ports, "port", "9092", "broker `PORTS`: a list and ranges, e.g. 9092,9093,19090-19099")
 	fs.BoolVar(&o.detect, "detect", true, "also find Kafka on other ports (the side sending plausible request headers is the client)")
-	fs.StringVar(&o.iface, "iface", "", "capture live on interface `NAME` (needs root or CAP_NET_RAW); rows are printed when it stops")
+	fs.StringVar(&o.iface, "iface", "", "capture live on interface `NAME` (needs root or CAP_NET_RAW); json and csv rows follow the capture, a table is printed when it stops")
 	fs.IntVar(&o.count, "c", 0, "stop after `N` messages")
 	fs.DurationVar(&o.duration, "duration", 0, "stop a live capture after this long (e.g. 30s)")
 	fs.StringVar(&o.write, "w", "", "live capture: also write the raw packets to `FILE` as pcap")
@@ -130,7 +131,50 @@ func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io
 		sources = append(sources, namedSource{name: name, src: src, size: fileSize(f)})
 	}
 
+	bw := bufio.NewWriterSize(stdout, 1<<16)
 	ap := newAuditPrinter(o.principal)
+	var werr error
+	write := func(rows []audit.Row) {
+		if o.who != "" {
+			rows = audit.Who(rows, o.who)
+		}
+		if o.failed {
+			rows = audit.Failed(rows)
+		}
+		if werr != nil {
+			return
+		}
+		switch {
+		case o.format == "json":
+			werr = audit.WriteJSON(bw, rows)
+		case o.format == "csv" && ap.stream != nil:
+			werr = audit.WriteCSVRows(bw, rows, o.effect)
+		case o.format == "csv":
+			werr = audit.WriteCSV(bw, rows, o.effect)
+		default:
+			width := o.width
+			if width == 0 {
+				width = terminalWidth(stdout)
+			}
+			werr = audit.WriteTable(bw, rows, width, o.effect)
+		}
+	}
+	if o.iface != "" {
+		o.follow = true
+	}
+	if o.follow && o.format != "table" && !o.effect {
+		// Live NDJSON and CSV follow the capture: each exchange's rows as
+		// its response arrives; the unanswered ones when it stops.
+		if o.format == "csv" {
+			werr = audit.WriteCSV(bw, nil, false)
+		}
+		ap.stream = func(rows []audit.Row) {
+			write(rows)
+			if werr == nil {
+				werr = bw.Flush()
+			}
+		}
+	}
 	s := newSession(reg, selector{}, ap, true) // the ACL APIs; indexes still count every frame
 	s.limit = o.count
 	s.hold = o.iface == ""
@@ -152,25 +196,10 @@ func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io
 	if o.effect {
 		rows = audit.Effect(rows)
 	}
-	if o.who != "" {
-		rows = audit.Who(rows, o.who)
-	}
-	if o.failed {
-		rows = audit.Failed(rows)
-	}
-	bw := bufio.NewWriterSize(stdout, 1<<16)
-	var werr error
-	switch o.format {
-	case "json":
-		werr = audit.WriteJSON(bw, rows)
-	case "csv":
-		werr = audit.WriteCSV(bw, rows, o.effect)
-	default:
-		width := o.width
-		if width == 0 {
-			width = terminalWidth(stdout)
-		}
-		werr = audit.WriteTable(bw, rows, width, o.effect)
+	if ap.stream != nil {
+		ap.stream(rows)
+	} else {
+		write(rows)
 	}
 	if werr == nil {
 		werr = bw.Flush()
@@ -204,6 +233,9 @@ type auditPrinter struct {
 	principal func(reassembly.Flow) *string
 	reqs      map[int]*audit.Request // by message index, awaiting a response
 	rows      []audit.Row
+	// stream, when set, takes each exchange's rows at once instead of rows
+	// collecting them; finish then returns only the unanswered ones.
+	stream func([]audit.Row)
 }
 
 func newAuditPrinter(principal func(reassembly.Flow) *string) *auditPrinter {
@@ -233,6 +265,10 @@ func (p *auditPrinter) message(it *item, m *dissect.Message) {
 		// Its request was not read whole (a frame cut after its header):
 		// the response's own bindings are what is known.
 		resp.RequestIndex = it.peer
+	}
+	if p.stream != nil {
+		p.stream(audit.Rows(req, resp))
+		return
 	}
 	p.rows = append(p.rows, audit.Rows(req, resp)...)
 }

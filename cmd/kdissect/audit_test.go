@@ -678,3 +678,55 @@ func TestAuditREADMEExamples(t *testing.T) {
 		}
 	}
 }
+
+// With --iface, json and csv rows follow the capture: an exchange's rows
+// as its response arrives, the unanswered ones at the end. The files here
+// stand in for the interface.
+func TestAuditFollowsLiveCapture(t *testing.T) {
+	sc, msgs, pcap := loadAuditCase(t, "raw-versions")
+	port := strconv.Itoa(sc.BrokerPort)
+	follow := func(args ...string) string {
+		var out, errb bytes.Buffer
+		if _, err := runAuditWith(auditOpts{follow: true}, append([]string{"--port", port}, args...), nil, &out, &errb); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	for _, format := range []string{"json", "csv"} {
+		batch, _, _ := runCLI(t, "", "audit", "--format", format, "--port", port, pcap)
+		if got := follow("--format", format, pcap); got != batch {
+			t.Errorf("%s: following the capture wrote other rows", format)
+		}
+	}
+	// Cut before the response to the last exchange: its rows come last,
+	// unanswered, after the rows of every answered exchange.
+	last := sc.Exchanges[len(sc.Exchanges)-1]
+	resp := msgs[fmt.Sprintf("%d/%d/response", last.ClientPort, last.CorrelationID)]
+	first := sc.Exchanges[0]
+	firstResp := msgs[fmt.Sprintf("%d/%d/response", first.ClientPort, first.CorrelationID)]
+	out, _, _ := runCLI(t, "", "--json", "--port", port, pcap)
+	packet := 0
+	for _, l := range strings.Split(out, "\n") {
+		var m struct {
+			Index   int   `json:"index"`
+			Packets []int `json:"packets"`
+		}
+		json.Unmarshal([]byte(l), &m)
+		if m.Index == resp.Index {
+			packet = m.Packets[0]
+		}
+	}
+	cut := cutBefore(t, pcap, packet)
+	rows := parseNDJSON(t, follow("--format", "json", cut))
+	lastRow := rows[len(rows)-1]
+	if lastRow["result"] != "no_response" || lastRow["correlation_id"] != float64(last.CorrelationID) || lastRow["response_index"] != nil {
+		t.Errorf("last row %v", lastRow)
+	}
+	if rows[0]["response_index"] != float64(firstResp.Index) {
+		t.Errorf("first row %v", rows[0])
+	}
+	recs, err := csv.NewReader(strings.NewReader(follow("--format", "csv", cut))).ReadAll()
+	if err != nil || len(recs) != len(rows)+1 || recs[0][0] != "time" || recs[1][0] == "time" {
+		t.Errorf("csv: %d records for %d rows (%v)", len(recs), len(rows), err)
+	}
+}

@@ -129,7 +129,17 @@ func WriteCSV(w io.Writer, rows []Row, effect bool) error {
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	rec := make([]string, len(head))
+	return writeCSVRows(cw, rows, effect)
+}
+
+// WriteCSVRows is WriteCSV without the header line, for rows that follow
+// a capture batch by batch.
+func WriteCSVRows(w io.Writer, rows []Row, effect bool) error {
+	return writeCSVRows(csv.NewWriter(w), rows, effect)
+}
+
+func writeCSVRows(cw *csv.Writer, rows []Row, effect bool) error {
+	rec := make([]string, 0, len(CSVHeader)+1)
 	for i := range rows {
 		r := &rows[i]
 		rec = rec[:0]
