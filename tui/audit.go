@@ -71,6 +71,8 @@ func (m *Model) decode(index int) *dissect.Message {
 	return msg
 }
 
+// metaOf is where and when an entry's message was captured. Entries carry
+// no identity yet: the explorer's principals stay unknown until one does.
 func metaOf(e *Entry, response bool) audit.Meta {
 	src, _ := netip.ParseAddrPort(e.Src)
 	dst, _ := netip.ParseAddrPort(e.Dst)
