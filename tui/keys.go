@@ -13,7 +13,7 @@ type KeyMap struct {
 	Toggle                 key.Binding
 	ExpandAll, CollapseAll key.Binding
 	Search, Next, Prev     key.Binding
-	Filter, Peer           key.Binding
+	Filter, Peer, Audit    key.Binding
 	Help, Cancel, Quit     key.Binding
 	Submit                 key.Binding // in the search/filter prompt
 }
@@ -46,6 +46,7 @@ func DefaultKeyMap() KeyMap {
 		Prev:        b("N", "previous match", "N"),
 		Filter:      b("f", "filter", "f"),
 		Peer:        b("p", "request↔response", "p"),
+		Audit:       b("a", "ACL change log", "a"),
 		Help:        b("?", "help", "?"),
 		Cancel:      b("esc", "cancel·clear", "esc"),
 		Quit:        b("q/^c", "quit", "q", "ctrl+c"),
@@ -63,6 +64,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Left, k.Right, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.NextPane, k.PrevPane, k.FocusList, k.FocusTree, k.FocusHex, k.Toggle, k.ExpandAll, k.CollapseAll},
-		{k.Search, k.Next, k.Prev, k.Filter, k.Peer, k.Help, k.Cancel, k.Quit},
+		{k.Search, k.Next, k.Prev, k.Filter, k.Peer, k.Audit, k.Help, k.Cancel, k.Quit},
 	}
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -45,6 +46,8 @@ type Model struct {
 	progress    ProgressMsg
 	hasProgress bool
 	closed      bool // the entry channel is closed
+
+	audit auditView // the ACL change log (key a)
 
 	input    inputMode
 	text     []rune // the prompt's text
@@ -128,6 +131,10 @@ func (m *Model) addEntries(es []Entry) {
 	follow := n == 0 || (m.opt.Live && m.list.cursor == n-1)
 	before := m.layout()
 	m.list.add(es)
+	if m.audit.open && slices.ContainsFunc(es, func(e Entry) bool { return e.APIKey == 30 || e.APIKey == 31 }) {
+		m.buildAudit() // an open change log follows the capture
+		m.audit.lines = nil
+	}
 	if follow && m.list.len() > 0 {
 		row := 0
 		if m.opt.Live {
@@ -238,6 +245,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	k := &m.keys
+	if m.audit.open {
+		return m.auditKey(msg)
+	}
 	if m.showHelp {
 		switch {
 		case key.Matches(msg, k.Quit):
@@ -272,6 +282,8 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		m.findNext(-1)
 	case key.Matches(msg, k.Peer):
 		m.jumpPeer()
+	case key.Matches(msg, k.Audit):
+		m.openAudit()
 	case key.Matches(msg, k.Cancel):
 		m.query = ""
 	default:
@@ -545,7 +557,7 @@ func (m *Model) jumpPeer() {
 }
 
 func (m *Model) handleMouse(msg tea.MouseMsg) {
-	if m.showHelp || m.input != inputNone {
+	if m.showHelp || m.audit.open || m.input != inputNone {
 		return
 	}
 	l := m.layout()

@@ -25,9 +25,12 @@ func (m Model) View() string {
 	}
 	lines := make([]string, 0, m.height)
 	lines = append(lines, m.titleLine())
-	if m.showHelp {
+	switch {
+	case m.audit.open:
+		lines = append(lines, m.auditScreen(l.contentH)...)
+	case m.showHelp:
 		lines = append(lines, m.helpScreen(l.contentH)...)
-	} else {
+	default:
 		lines = append(lines, m.panes(&l)...)
 	}
 	lines = append(lines, m.statusLines()...)

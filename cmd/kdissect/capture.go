@@ -20,6 +20,7 @@ import (
 const captureUsage = `Usage: kdissect [flags] FILE...
        kdissect [flags] --iface NAME
        kdissect frame [flags] [FILE | - | --hex HEX]
+       kdissect audit [flags] FILE...    (the ACL change log; kdissect audit --help)
 
 Decodes Kafka's ACL admin traffic (CreateAcls, DeleteAcls; every version
 0-3) from pcap/pcapng captures (- reads standard input) or a live interface,

@@ -35,9 +35,12 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var err error
 	malformed := false
-	if len(args) > 0 && args[0] == "frame" {
+	switch {
+	case len(args) > 0 && args[0] == "frame":
 		malformed, err = runFrame(args[1:], stdin, stdout, stderr)
-	} else {
+	case len(args) > 0 && args[0] == "audit":
+		malformed, err = runAudit(args[1:], stdin, stdout, stderr)
+	default:
 		malformed, err = runCapture(args, stdin, stdout, stderr)
 	}
 	var ue usageError

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/dissect/audit"
+	"github.com/kdissect/kdissect/reassembly"
+)
+
+const auditUsage = `Usage: kdissect audit [flags] FILE...
+       kdissect audit [flags] --iface NAME
+
+Prints the ACL change log of a capture: one row per binding a CreateAcls
+request asked for and per binding a DeleteAcls response reports deleted,
+with who asked, when, from where and what the broker answered. A filter
+that matched nothing, or that the broker refused, is one row whose binding
+is the filter; a request never answered gives rows with result no_response.
+
+Formats: table (fits the terminal; COLUMNS or --width otherwise), csv (one
+header line), json (NDJSON; the keys are in README.md). --who takes a glob:
+* is any run of characters (/ included), ? one character, \ quotes the
+next; rows whose principal is unknown never match it.
+
+Examples:
+  kdissect audit capture.pcap
+  kdissect audit --format json capture.pcap | jq -c 'select(.result=="error")'
+  kdissect audit --failed --who 'User:*' capture.pcap
+  kdissect audit --effect --format csv capture.pcap > net-change.csv
+
+Flags:
+`
+
+// auditOpts are the capture flags (as for the main command) and the
+// audit's own.
+type auditOpts struct {
+	captureOpts
+	format string
+	effect bool
+	who    string
+	failed bool
+	width  int
+	follow bool // write json/csv rows as they are known (--iface; tests)
+	// principal names the principal a connection authenticated as, or nil
+	// when unknown. It is the one place connection identity enters the
+	// change log: wiring SASL identity in is setting it.
+	principal func(reassembly.Flow) *string
+}
+
+func runAudit(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
+	return runAuditWith(auditOpts{}, args, stdin, stdout, stderr)
+}
+
+func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
+	fs := flag.NewFlagSet("kdissect audit", flag.ContinueOnError)
+	// The capture flags of the main command; keep in step with runCapture.
+	fs.StringVar(&o.ports, "port", "9092", "broker `PORTS`: a list and ranges, e.g. 9092,9093,19090-19099")
+	fs.BoolVar(&o.detect, "detect", true, "also find Kafka on other ports (the side sending plausible request headers is the client)")
+	fs.StringVar(&o.iface, "iface", "", "capture live on interface `NAME` (needs root or CAP_NET_RAW); json and csv rows follow the capture, a table is printed when it stops")
+	fs.IntVar(&o.count, "c", 0, "stop after `N` messages")
+	fs.DurationVar(&o.duration, "duration", 0, "stop a live capture after this long (e.g. 30s)")
+	fs.StringVar(&o.write, "w", "", "live capture: also write the raw packets to `FILE` as pcap")
+	fs.IntVar(&o.maxFrame, "max-frame", reassembly.DefaultMaxFrame, "largest plausible frame in `BYTES`: a size prefix above it is corruption")
+	fs.StringVar(&o.schemaDir, "schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")
+	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
+	fs.StringVar(&o.format, "format", "table", "output `FORMAT`: table, csv or json (NDJSON)")
+	fs.BoolVar(&o.effect, "effect", false, "print the net change instead: bindings added and removed by accepted changes")
+	fs.StringVar(&o.who, "who", "", "only changes made by principals matching the glob `PRINCIPAL`")
+	fs.BoolVar(&o.failed, "failed", false, "only changes the broker refused")
+	fs.IntVar(&o.width, "width", 0, "table width in `COLUMNS` (default: the terminal's, or COLUMNS; unlimited when neither)")
+	files, err := parseInterspersed(fs, auditUsage, args, stdout)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case o.iface == "" && len(files) == 0:
+		return false, usageError{"no capture: give pcap/pcapng FILEs, - for standard input, or --iface NAME"}
+	case o.iface != "" && len(files) > 0:
+		return false, usageError{"give either FILEs or --iface, not both"}
+	case o.iface == "" && (o.write != "" || o.duration != 0):
+		return false, usageError{"-w and --duration go with a live capture (--iface)"}
+	case o.count < 0, o.duration < 0, o.width < 0:
+		return false, usageError{"-c, --duration and --width take positive values"}
+	case o.maxFrame < 16:
+		return false, usageError{"--max-frame must be at least 16 bytes"}
+	case o.effect && o.failed:
+		return false, usageError{"--effect counts accepted changes only: it does not go with --failed"}
+	}
+	switch o.format {
+	case "table", "csv", "json":
+	default:
+		return false, usageError{"--format takes table, csv or json"}
+	}
+	switch o.progress {
+	case "auto", "always", "never":
+	default:
+		return false, usageError{"--progress takes auto, always or never"}
+	}
+	ports, err := reassembly.ParsePorts(o.ports)
+	if err != nil {
+		return false, usageError{"--port: " + err.Error()}
+	}
+	reg, err := loadSchemaDir(o.schemaDir)
+	if err != nil {
+		return false, err
+	}
+	var sources []namedSource
+	defer func() {
+		for _, s := range sources {
+			s.src.Close()
+		}
+	}()
+	for _, f := range files {
+		var src reassembly.Source
+		name := f
+		if f == "-" {
+			name = "standard input"
+			src, err = reassembly.OpenReader(name, stdin)
+		} else {
+			src, err = reassembly.OpenFile(f)
+		}
+		if err != nil {
+			return false, err
+		}
+		sources = append(sources, namedSource{name: name, src: src, size: fileSize(f)})
+	}
+
+	bw := bufio.NewWriterSize(stdout, 1<<16)
+	ap := newAuditPrinter(o.principal)
+	var werr error
+	write := func(rows []audit.Row) {
+		if o.who != "" {
+			rows = audit.Who(rows, o.who)
+		}
+		if o.failed {
+			rows = audit.Failed(rows)
+		}
+		if werr != nil {
+			return
+		}
+		switch {
+		case o.format == "json":
+			werr = audit.WriteJSON(bw, rows)
+		case o.format == "csv" && ap.stream != nil:
+			werr = audit.WriteCSVRows(bw, rows, o.effect)
+		case o.format == "csv":
+			werr = audit.WriteCSV(bw, rows, o.effect)
+		default:
+			width := o.width
+			if width == 0 {
+				width = terminalWidth(stdout)
+			}
+			werr = audit.WriteTable(bw, rows, width, o.effect)
+		}
+	}
+	if o.iface != "" {
+		o.follow = true
+	}
+	if o.follow && o.format != "table" && !o.effect {
+		// Live NDJSON and CSV follow the capture: each exchange's rows as
+		// its response arrives; the unanswered ones when it stops.
+		if o.format == "csv" {
+			werr = audit.WriteCSV(bw, nil, false)
+		}
+		ap.stream = func(rows []audit.Row) {
+			write(rows)
+			if werr == nil {
+				werr = bw.Flush()
+			}
+		}
+	}
+	s := newSession(reg, selector{}, ap, true) // the ACL APIs; indexes still count every frame
+	s.limit = o.count
+	s.hold = o.iface == ""
+	pipe := reassembly.NewPipeline(pipelineConfig(o.captureOpts, ports, s), s.event)
+	if o.iface != "" {
+		err = s.live(pipe, o.captureOpts, stderr)
+	} else {
+		var total int64
+		for _, src := range sources {
+			total += src.size
+		}
+		bar := newProgress(stderr, o.progress, total)
+		err = s.files(pipe, sources, func(done, _ int64) { bar.update(done) })
+		bar.done()
+	}
+	pipe.Close()
+	s.flushAll()
+	rows := ap.finish()
+	if o.effect {
+		rows = audit.Effect(rows)
+	}
+	if ap.stream != nil {
+		ap.stream(rows)
+	} else {
+		write(rows)
+	}
+	if werr == nil {
+		werr = bw.Flush()
+	}
+	if werr != nil && err == nil && !isBrokenPipe(werr) {
+		err = werr
+	}
+	reportStats(stderr, pipe.Stats())
+	return s.malformed, err
+}
+
+// terminalWidth is the width of the terminal w writes to, else $COLUMNS,
+// else 0 (no limit: a file or pipe gets whole lines).
+func terminalWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		if n := ttyWidth(f); n > 0 {
+			return n
+		}
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv("COLUMNS"))); err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
+// auditPrinter collects change-log rows from the session's messages. The
+// session decodes each message into reused storage, so a request is copied
+// out (audit.ReadRequest) at once and kept until its response, which the
+// session always hands over after it.
+type auditPrinter struct {
+	principal func(reassembly.Flow) *string
+	reqs      map[int]*audit.Request // by message index, awaiting a response
+	rows      []audit.Row
+	// stream, when set, takes each exchange's rows at once instead of rows
+	// collecting them; finish then returns only the unanswered ones.
+	stream func([]audit.Row)
+}
+
+func newAuditPrinter(principal func(reassembly.Flow) *string) *auditPrinter {
+	return &auditPrinter{principal: principal, reqs: map[int]*audit.Request{}}
+}
+
+func (p *auditPrinter) message(it *item, m *dissect.Message) {
+	meta := audit.Meta{Index: it.index, Time: it.time}
+	if it.dir == dissect.Request {
+		meta.Client, meta.Broker = it.flow.Src, it.flow.Dst
+		meta.Principal = p.principalOf(it.flow)
+		if r := audit.ReadRequest(m, meta); r != nil {
+			p.reqs[it.index] = r
+		}
+		return
+	}
+	meta.Client, meta.Broker = it.flow.Dst, it.flow.Src
+	meta.Principal = p.principalOf(it.flow)
+	meta.Latency, meta.HasLatency = it.latency, it.hasLat
+	resp := audit.ReadResponse(m, meta)
+	if resp == nil {
+		return
+	}
+	req := p.reqs[it.peer]
+	delete(p.reqs, it.peer)
+	if req == nil {
+		// Its request was not read whole (a frame cut after its header):
+		// the response's own bindings are what is known.
+		resp.RequestIndex = it.peer
+	}
+	if p.stream != nil {
+		p.stream(audit.Rows(req, resp))
+		return
+	}
+	p.rows = append(p.rows, audit.Rows(req, resp)...)
+}
+
+func (p *auditPrinter) event(*item) {}
+
+func (p *auditPrinter) principalOf(f reassembly.Flow) *string {
+	if p.principal == nil {
+		return nil
+	}
+	return p.principal(f)
+}
+
+// finish adds the requests no response answered and returns every row in
+// capture order.
+func (p *auditPrinter) finish() []audit.Row {
+	idx := make([]int, 0, len(p.reqs))
+	for i := range p.reqs {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		p.rows = append(p.rows, audit.Rows(p.reqs[i], nil)...)
+	}
+	clear(p.reqs)
+	audit.Sort(p.rows)
+	return p.rows
+}

@@ -1,0 +1,422 @@
+package audit
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-runewidth"
+
+	"github.com/kdissect/kdissect/dissect"
+)
+
+// WriteJSON writes one JSON object a row (NDJSON), with the keys of the
+// README's contract in that order; rows from Effect add "effect". Wire text
+// is kept as sent, JSON-escaped (invalid UTF-8 becomes U+FFFD).
+func WriteJSON(w io.Writer, rows []Row) error {
+	var b []byte
+	for i := range rows {
+		b = appendRowJSON(b[:0], &rows[i])
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func appendRowJSON(b []byte, r *Row) []byte {
+	b = append(b, `{"time":"`...)
+	b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","client":`...)
+	b = jsonAddr(b, r.Client)
+	b = append(b, `,"broker":`...)
+	b = jsonAddr(b, r.Broker)
+	b = append(b, `,"principal":`...)
+	b = jsonStr(b, r.Principal)
+	b = append(b, `,"client_id":`...)
+	b = jsonStr(b, r.ClientID)
+	b = append(b, `,"action":"`...)
+	b = append(b, r.Action...)
+	b = append(b, `","api_version":`...)
+	b = strconv.AppendInt(b, int64(r.APIVersion), 10)
+	b = append(b, `,"correlation_id":`...)
+	b = strconv.AppendInt(b, int64(r.CorrelationID), 10)
+	b = append(b, `,"binding":{"resource_type":`...)
+	b = jsonStr(b, r.Binding.ResourceType)
+	b = append(b, `,"resource_name":`...)
+	b = jsonStr(b, r.Binding.ResourceName)
+	b = append(b, `,"pattern_type":`...)
+	b = jsonStr(b, r.Binding.PatternType)
+	b = append(b, `,"principal":`...)
+	b = jsonStr(b, r.Binding.Principal)
+	b = append(b, `,"host":`...)
+	b = jsonStr(b, r.Binding.Host)
+	b = append(b, `,"operation":`...)
+	b = jsonStr(b, r.Binding.Operation)
+	b = append(b, `,"permission":`...)
+	b = jsonStr(b, r.Binding.Permission)
+	b = append(b, `},"result":"`...)
+	b = append(b, r.Result...)
+	b = append(b, `","error_code":`...)
+	b = jsonInt(b, r.ErrorCode)
+	b = append(b, `,"error_name":`...)
+	b = jsonStr(b, r.ErrorName)
+	b = append(b, `,"error_message":`...)
+	b = jsonStr(b, r.ErrorMessage)
+	b = append(b, `,"filter_index":`...)
+	b = jsonInt(b, r.FilterIndex)
+	b = append(b, `,"latency_us":`...)
+	b = jsonInt(b, r.LatencyUs)
+	b = append(b, `,"request_index":`...)
+	b = jsonInt(b, r.RequestIndex)
+	b = append(b, `,"response_index":`...)
+	b = jsonInt(b, r.ResponseIndex)
+	if r.Effect != "" {
+		b = append(b, `,"effect":"`...)
+		b = append(b, r.Effect...)
+		b = append(b, '"')
+	}
+	return append(b, "}\n"...)
+}
+
+func jsonStr(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return dissect.AppendJSONString(b, *s)
+}
+
+func jsonInt[T int | int16 | int64](b []byte, v *T) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, int64(*v), 10)
+}
+
+func jsonAddr(b []byte, a netip.AddrPort) []byte {
+	if !a.IsValid() {
+		return append(b, "null"...)
+	}
+	return dissect.AppendJSONString(b, a.String())
+}
+
+// CSVHeader is the header line of WriteCSV: the JSON keys, binding's
+// flattened with a "binding_" prefix.
+var CSVHeader = []string{
+	"time", "client", "broker", "principal", "client_id", "action", "api_version", "correlation_id",
+	"binding_resource_type", "binding_resource_name", "binding_pattern_type", "binding_principal",
+	"binding_host", "binding_operation", "binding_permission",
+	"result", "error_code", "error_name", "error_message", "filter_index", "latency_us",
+	"request_index", "response_index",
+}
+
+// WriteCSV writes RFC 4180 CSV: one header line, then a record a row; rows
+// from Effect (effect true) add an "effect" column. Null is an empty field. Wire text is
+// escaped as in the text output (control characters, escape sequences,
+// bidi overrides and invalid UTF-8 as Go escapes): a CSV file is read on
+// terminals too.
+func WriteCSV(w io.Writer, rows []Row, effect bool) error {
+	cw := csv.NewWriter(w)
+	head := CSVHeader
+	if effect {
+		head = append(head[:len(head):len(head)], "effect")
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	return writeCSVRows(cw, rows, effect)
+}
+
+// WriteCSVRows is WriteCSV without the header line, for rows that follow
+// a capture batch by batch.
+func WriteCSVRows(w io.Writer, rows []Row, effect bool) error {
+	return writeCSVRows(csv.NewWriter(w), rows, effect)
+}
+
+func writeCSVRows(cw *csv.Writer, rows []Row, effect bool) error {
+	rec := make([]string, 0, len(CSVHeader)+1)
+	for i := range rows {
+		r := &rows[i]
+		rec = rec[:0]
+		rec = append(rec,
+			r.Time.UTC().Format(time.RFC3339Nano), addr(r.Client), addr(r.Broker),
+			esc(r.Principal), esc(r.ClientID), string(r.Action),
+			strconv.Itoa(int(r.APIVersion)), strconv.Itoa(int(r.CorrelationID)),
+			esc(r.Binding.ResourceType), esc(r.Binding.ResourceName), esc(r.Binding.PatternType),
+			esc(r.Binding.Principal), esc(r.Binding.Host), esc(r.Binding.Operation), esc(r.Binding.Permission),
+			r.Result, num(r.ErrorCode), esc(r.ErrorName), esc(r.ErrorMessage), num(r.FilterIndex),
+			num(r.LatencyUs), num(r.RequestIndex), num(r.ResponseIndex))
+		if effect {
+			rec = append(rec, r.Effect)
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func esc(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return dissect.Escape(*s)
+}
+
+func num[T int | int16 | int64](v *T) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatInt(int64(*v), 10)
+}
+
+func addr(a netip.AddrPort) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
+}
+
+// column of the table: its heading, its text for a row, the width it
+// gives up last when the table must shrink (pref) and the width it never
+// goes below (min).
+type column struct {
+	head      string
+	min, pref int
+	cell      func(r *Row) string
+}
+
+var (
+	colEffect = column{head: "EFFECT", min: 7, cell: func(r *Row) string { return r.Effect }}
+	colIndex  = column{head: "#", min: 7, cell: func(r *Row) string { // an index cut is no index
+		switch {
+		case r.RequestIndex != nil:
+			return strconv.Itoa(*r.RequestIndex)
+		case r.ResponseIndex != nil:
+			return strconv.Itoa(*r.ResponseIndex)
+		}
+		return "-"
+	}}
+	colTime      = column{head: "TIME", min: 19, cell: func(r *Row) string { return r.Time.UTC().Format("2006-01-02 15:04:05") }}
+	colClock     = column{head: "TIME", min: 8, cell: func(r *Row) string { return r.Time.UTC().Format("15:04:05") }}
+	colClient    = column{head: "CLIENT", min: 9, cell: func(r *Row) string { return orDash(addr(r.Client)) }}
+	colPrincipal = column{head: "PRINCIPAL", min: 6, pref: 16, cell: func(r *Row) string { return orDash(esc(r.Principal)) }}
+	colAction    = column{head: "ACTION", min: 6, cell: func(r *Row) string { return string(r.Action) }}
+	colBinding   = column{head: "BINDING", min: 16, pref: 44, cell: func(r *Row) string { return shortBinding(&r.Binding) }}
+	colResult    = column{head: "RESULT", min: 8, pref: 20, cell: resultText}
+)
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// WriteTable writes aligned columns no wider than width (0: no limit) and
+// a closing line that counts the changes (or, for Effect's rows and effect
+// true, the bindings added and removed, with an EFFECT column). Where the
+// natural table is too wide the CLIENT column goes first, then the date,
+// then the widest columns are cut with …. Wire text is escaped.
+func WriteTable(w io.Writer, rows []Row, width int, effect bool) error {
+	var cols []column
+	if effect {
+		cols = append(cols, colEffect)
+	}
+	cols = append(cols, colIndex, colTime, colClient, colPrincipal, colAction, colBinding, colResult)
+	cells, widths := layoutCells(rows, cols)
+	if width > 0 && total(widths) > width {
+		cols = slices.DeleteFunc(cols, func(c column) bool { return c.head == "CLIENT" })
+		cols[slices.IndexFunc(cols, func(c column) bool { return c.head == "TIME" })] = colClock
+		cells, widths = layoutCells(rows, cols)
+	}
+	fit(widths, cols, width)
+	var b strings.Builder
+	var line strings.Builder
+	for _, cl := range cells {
+		line.Reset()
+		for i, s := range cl {
+			if i > 0 {
+				line.WriteString("  ")
+			}
+			s = runewidth.Truncate(s, widths[i], "…")
+			line.WriteString(s)
+			if i < len(cl)-1 {
+				line.WriteString(strings.Repeat(" ", widths[i]-runewidth.StringWidth(s)))
+			}
+		}
+		l := line.String()
+		// Columns at their minimum may still be too wide together: the
+		// line itself is cut.
+		if width > 0 && runewidth.StringWidth(l) > width {
+			l = runewidth.Truncate(l, width, "…")
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	if effect {
+		b.WriteString(effectLine(rows))
+	} else {
+		b.WriteString(Summary(rows))
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// layoutCells is the heading and the cells of every row, and the natural
+// width of each column.
+func layoutCells(rows []Row, cols []column) ([][]string, []int) {
+	cells := make([][]string, 0, len(rows)+1)
+	widths := make([]int, len(cols))
+	head := make([]string, len(cols))
+	for i, c := range cols {
+		head[i] = c.head
+		widths[i] = len(c.head)
+	}
+	cells = append(cells, head)
+	for i := range rows {
+		line := make([]string, len(cols))
+		for j, c := range cols {
+			line[j] = c.cell(&rows[i])
+			widths[j] = max(widths[j], runewidth.StringWidth(line[j]))
+		}
+		cells = append(cells, line)
+	}
+	return cells, widths
+}
+
+func total(widths []int) int {
+	n := 2 * (len(widths) - 1)
+	for _, w := range widths {
+		n += w
+	}
+	return n
+}
+
+// fit shrinks the columns until the line fits: first those wider than
+// their preferred width, the most excess first, then the widest, down to
+// their minimums.
+func fit(widths []int, cols []column, width int) {
+	if width <= 0 {
+		return
+	}
+	for _, floor := range []func(c column) int{
+		func(c column) int { return max(c.pref, c.min) },
+		func(c column) int { return c.min },
+	} {
+		for t := total(widths); t > width; t-- {
+			best, most := -1, 0
+			for i, w := range widths {
+				if x := w - floor(cols[i]); x > 0 && (best < 0 || x > most || (x == most && w > widths[best])) {
+					best, most = i, x
+				}
+			}
+			if best < 0 {
+				break
+			}
+			widths[best]--
+		}
+	}
+}
+
+// shortBinding is BindingText without what most bindings say: the
+// LITERAL pattern and the host *.
+func shortBinding(b *Binding) string {
+	s := fmt.Sprintf("%s %s %s on %s %s", anyText(b.Permission), anyText(b.Principal), anyText(b.Operation),
+		anyText(b.ResourceType), anyText(b.ResourceName))
+	if b.PatternType == nil || *b.PatternType != "LITERAL" {
+		s += " (" + anyText(b.PatternType) + ")"
+	}
+	if b.Host == nil || *b.Host != "*" {
+		s += " from " + anyText(b.Host)
+	}
+	return s
+}
+
+func anyText(s *string) string {
+	if s == nil {
+		return "(any)"
+	}
+	return dissect.Escape(*s)
+}
+
+func resultText(r *Row) string {
+	if r.Result != ResultError {
+		return r.Result
+	}
+	s := "error"
+	if r.ErrorName != nil {
+		s = *r.ErrorName
+	}
+	if r.ErrorMessage != nil && *r.ErrorMessage != s {
+		s += ": " + dissect.Escape(*r.ErrorMessage)
+	}
+	return s
+}
+
+// Summary is the table's closing line: "41 changes by 3 principals: 30
+// created, 9 deleted, 2 failed", then the rows whose filter matched nothing
+// and those never answered, when there are any.
+func Summary(rows []Row) string {
+	var created, deleted, failed, noMatch, noResp, unknown int
+	who := map[string]bool{}
+	for i := range rows {
+		r := &rows[i]
+		switch {
+		case r.Result == ResultOK && r.Action == Create:
+			created++
+		case r.Result == ResultOK:
+			deleted++
+		case r.Result == ResultError:
+			failed++
+		case r.Result == ResultNoMatch:
+			noMatch++
+		case r.Result == ResultNoResponse:
+			noResp++
+		}
+		if r.Principal != nil {
+			who[*r.Principal] = true
+		} else {
+			unknown++
+		}
+	}
+	by := plural(len(who), "principal")
+	switch {
+	case unknown > 0 && len(who) == 0:
+		by = "unknown principals"
+	case unknown > 0:
+		by += " and unknown ones"
+	}
+	s := fmt.Sprintf("%s by %s: %d created, %d deleted, %d failed", plural(len(rows), "change"), by, created, deleted, failed)
+	if noMatch > 0 {
+		s += fmt.Sprintf(", %d matched nothing", noMatch)
+	}
+	if noResp > 0 {
+		s += fmt.Sprintf(", %d unanswered", noResp)
+	}
+	return s
+}
+
+func effectLine(rows []Row) string {
+	added := 0
+	for i := range rows {
+		if rows[i].Effect == "added" {
+			added++
+		}
+	}
+	return fmt.Sprintf("net effect: %s added, %d removed", plural(added, "binding"), len(rows)-added)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

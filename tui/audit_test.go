@@ -1,0 +1,157 @@
+package tui
+
+import (
+	"encoding/binary"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/dissect"
+)
+
+// aclFrame wraps a kmsg body in a size prefix and header (request header
+// v1/v2, response header v0/v1).
+func aclFrame(body interface {
+	Key() int16
+	GetVersion() int16
+	IsFlexible() bool
+	AppendTo([]byte) []byte
+}, corr int32, request bool) []byte {
+	b := make([]byte, 4, 64)
+	if request {
+		b = binary.BigEndian.AppendUint16(b, uint16(body.Key()))
+		b = binary.BigEndian.AppendUint16(b, uint16(body.GetVersion()))
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(corr))
+	if request {
+		b = binary.BigEndian.AppendUint16(b, 4)
+		b = append(b, "kadm"...)
+	}
+	if body.IsFlexible() {
+		b = append(b, 0)
+	}
+	b = body.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+// auditCapture is a CreateAcls v3 exchange (one creation accepted, one
+// refused, whose principal is hostile wire text) and a DeleteAcls v1
+// request the capture holds no response for.
+func auditCapture(t *testing.T) ([]Entry, Loader) {
+	t.Helper()
+	creq := kmsg.NewPtrCreateACLsRequest()
+	creq.Version = 3
+	for _, who := range []string{"User:alice", "User:\x1b[31mevil\u202e"} {
+		c := kmsg.NewCreateACLsRequestCreation()
+		c.ResourceType, c.ResourceName, c.ResourcePatternType = kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLResourcePatternTypeLiteral
+		c.Principal, c.Host, c.Operation, c.PermissionType = who, "*", kmsg.ACLOperationWrite, kmsg.ACLPermissionTypeAllow
+		creq.Creations = append(creq.Creations, c)
+	}
+	cresp := kmsg.NewPtrCreateACLsResponse()
+	cresp.Version = 3
+	ok, refused := kmsg.NewCreateACLsResponseResult(), kmsg.NewCreateACLsResponseResult()
+	refused.ErrorCode = 31
+	cresp.Results = []kmsg.CreateACLsResponseResult{ok, refused}
+	dreq := kmsg.NewPtrDeleteACLsRequest()
+	dreq.Version = 1
+	f := kmsg.NewDeleteACLsRequestFilter()
+	f.ResourceType, f.Operation, f.PermissionType = kmsg.ACLResourceTypeAny, kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	f.ResourcePatternType = kmsg.ACLResourcePatternTypeAny
+	dreq.Filters = []kmsg.DeleteACLsRequestFilter{f}
+
+	reg := dissect.Builtin()
+	frames := map[int][]byte{1: aclFrame(creq, 7, true), 2: aclFrame(cresp, 7, false), 3: aclFrame(dreq, 8, true)}
+	load := func(i int) (*dissect.Message, error) {
+		switch i {
+		case 1, 3:
+			return reg.DecodeRequest(frames[i]), nil
+		case 2:
+			return reg.DecodeResponse(frames[2], 30, 3), nil
+		}
+		return nil, os.ErrNotExist
+	}
+	m1, _ := load(1)
+	m2, _ := load(2)
+	m3, _ := load(3)
+	return []Entry{
+		entryOf(1, t0, "10.0.0.1:50312", "10.0.0.2:9092", m1, 2),
+		entryOf(2, t0.Add(time.Millisecond), "10.0.0.2:9092", "10.0.0.1:50312", m2, 1),
+		entryOf(3, t0.Add(2*time.Second), "10.0.0.1:50312", "10.0.0.2:9092", m3, -1),
+	}, load
+}
+
+func TestAuditView(t *testing.T) {
+	entries, load := auditCapture(t)
+	m := newTestModel(t, load, entries, 160, 24)
+	m = send(m, keys("G", "a")...)
+	if !m.audit.open || len(m.audit.rows) != 3 {
+		t.Fatalf("a: open %v, %d rows", m.audit.open, len(m.audit.rows))
+	}
+	lines := screenLines(t, m)
+	screen := strings.Join(lines, "\n")
+	for _, want := range []string{
+		" ACL changes  3 rows · enter: go to the request · a or esc closes",
+		" #  TIME                 CLIENT          PRINCIPAL  ACTION  BINDING",
+		" 1  2024-05-01 12:00:00  10.0.0.1:50312  -          create  ALLOW User:alice WRITE on TOPIC orders",
+		` 1  2024-05-01 12:00:00  10.0.0.1:50312  -          create  ALLOW User:\x1b[31mevil\u202e WRITE on TOPIC orders  CLUSTER_AUTHORIZATION_FAILED`,
+		" 3  2024-05-01 12:00:02  10.0.0.1:50312  -          delete  ANY (any) ANY on ANY (any) (ANY) from (any)",
+		" 3 changes by unknown principals: 1 created, 0 deleted, 1 failed, 1 unanswered",
+	} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("audit view lacks %q:\n%s", want, screen)
+		}
+	}
+	if strings.ContainsAny(screen, "\x1b\u202e") {
+		t.Errorf("raw wire text on the screen:\n%q", screen)
+	}
+	// Enter on the DeleteAcls row goes to its request in the list.
+	m = send(m, keys("g", "j", "j", "enter")...)
+	if m.audit.open || m.selectedIndex() != 3 || m.focus != paneList {
+		t.Errorf("enter on row 3: open %v, selected %d, focus %d", m.audit.open, m.selectedIndex(), m.focus)
+	}
+	// The view keeps its cursor; the first row's request is #1.
+	m = send(m, keys("a", "g", "enter")...)
+	if m.audit.open || m.selectedIndex() != 1 {
+		t.Errorf("enter on row 1: open %v, selected %d", m.audit.open, m.selectedIndex())
+	}
+	// a and esc close it; keys do not reach the panes meanwhile.
+	m = send(m, keys("a", "j", "a")...)
+	if m.audit.open || m.selectedIndex() != 1 {
+		t.Errorf("a j a: open %v, selected %d", m.audit.open, m.selectedIndex())
+	}
+	m = send(m, keys("a", "esc")...)
+	if m.audit.open {
+		t.Error("esc did not close the audit view")
+	}
+	// A request hidden by the filter is named, not jumped to.
+	m = send(m, join(keys("f"), typed("DeleteAcls"), keys("enter", "a", "g", "enter"))...)
+	if !m.audit.open || m.notice != "message #1 is hidden by the filter" {
+		t.Errorf("hidden request: open %v, notice %q", m.audit.open, m.notice)
+	}
+}
+
+func TestAuditViewFollowsNewEntries(t *testing.T) {
+	entries, load := auditCapture(t)
+	m := newTestModel(t, load, entries[:1], 100, 24)
+	m = send(m, keys("a")...)
+	if len(m.audit.rows) != 2 || m.audit.rows[0].Result != "no_response" {
+		t.Fatalf("before the response: %d rows", len(m.audit.rows))
+	}
+	m = send(m, EntriesMsg(entries[1:]))
+	if len(m.audit.rows) != 3 || m.audit.rows[0].Result != "ok" || m.audit.rows[1].Result != "error" {
+		t.Errorf("after: %+v", m.audit.rows)
+	}
+	screenLines(t, m)
+	// Narrow screens cut the table, never the frame.
+	m = send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	for _, l := range screenLines(t, m)[3:5] {
+		if !strings.HasPrefix(l, " 1  12:00:00  -          create  ALLOW User:") {
+			t.Errorf("80 columns: %q", l)
+		}
+	}
+}
