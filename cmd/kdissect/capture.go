@@ -58,6 +58,8 @@ type captureOpts struct {
 	tui       bool
 	hexDump   bool
 	progress  string
+	version   bool
+	user      string
 }
 
 func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
@@ -78,9 +80,14 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	fs.BoolVar(&o.tui, "tui", false, "open the interactive hex explorer")
 	fs.BoolVar(&o.hexDump, "x", false, "add each message's byte layout to the tree output")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
+	fs.BoolVar(&o.version, "version", false, "print kdissect's version and the VCS revision it was built from")
 	positional, err := parseInterspersed(fs, captureUsage, args, stdout)
 	if err != nil {
 		return false, err
+	}
+	if o.version {
+		printVersion(stdout)
+		return false, errHelp
 	}
 	files := positional
 	switch {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -85,3 +86,54 @@ func TestFrameHintsAtACLResponse(t *testing.T) {
 }
 
 const metadataHex = "00000011000300010000000100036369 6cffffffff"
+
+// --version prints what the toolchain stamped into the binary: the module
+// version and, when built from a VCS checkout, the revision.
+func TestVersionNamesModuleAndRevision(t *testing.T) {
+	bin := kdissectBinary(t)
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, rev, modified, when, goVersion := "", "", false, "", ""
+	for i, line := range strings.Split(string(info), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case i == 0 && len(f) == 2:
+			goVersion = f[1]
+		case len(f) >= 3 && f[0] == "mod":
+			version = f[2]
+		case len(f) == 2 && f[0] == "build":
+			k, v, _ := strings.Cut(f[1], "=")
+			switch k {
+			case "vcs.revision":
+				rev = v
+			case "vcs.modified":
+				modified = v == "true"
+			case "vcs.time":
+				when = v
+			}
+		}
+	}
+	vcs := "revision unknown"
+	if rev != "" {
+		vcs = "revision " + rev
+		if modified {
+			vcs += ", modified"
+		}
+		vcs += ", " + when
+	}
+	want := "kdissect " + version + " (" + vcs + ") " + goVersion + "\n"
+	if version == "" || string(out) != want {
+		t.Errorf("--version printed %q, want %q", out, want)
+	}
+	// In process too, with exit status 0 and nothing else done.
+	got, stderr, code := runCLI(t, "", "--version", "--json")
+	if code != 0 || stderr != "" || !strings.HasPrefix(got, "kdissect ") || strings.Count(got, "\n") != 1 {
+		t.Errorf("exit %d, %q, %q", code, got, stderr)
+	}
+}
