@@ -44,11 +44,11 @@ type fileSource struct {
 	f     *os.File  // nil for stdin
 	codec string    // "gzip" or "zstd" when the capture is compressed
 	dec   io.Closer // the decompressor, when it holds resources
-	pcap *pcapgo.Reader
-	ng   *pcapgo.NgReader
-	link layers.LinkType
-	n    int // packets returned
-	err  error
+	pcap  *pcapgo.Reader
+	ng    *pcapgo.NgReader
+	link  layers.LinkType
+	n     int // packets returned
+	err   error
 }
 
 // OpenFile opens a pcap or pcapng capture, chosen by its magic number, and
