@@ -60,6 +60,7 @@ type captureOpts struct {
 	progress  string
 	version   bool
 	user      string
+	drop      *dropTarget // who to become once the capture is open; nil: stay
 }
 
 func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
@@ -80,6 +81,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	fs.BoolVar(&o.tui, "tui", false, "open the interactive hex explorer")
 	fs.BoolVar(&o.hexDump, "x", false, "add each message's byte layout to the tree output")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
+	fs.StringVar(&o.user, "user", "", "live capture: once the socket and -w file are open, parse as user `NAME` (default nobody when run as root)")
 	fs.BoolVar(&o.version, "version", false, "print kdissect's version and the VCS revision it was built from")
 	positional, err := parseInterspersed(fs, captureUsage, args, stdout)
 	if err != nil {
@@ -97,6 +99,8 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 		return false, usageError{"give either FILEs or --iface, not both"}
 	case o.iface == "" && (o.write != "" || o.duration != 0):
 		return false, usageError{"-w and --duration go with a live capture (--iface)"}
+	case o.iface == "" && o.user != "":
+		return false, usageError{"--user goes with a live capture (--iface)"}
 	case o.asJSON && o.summary, o.asJSON && o.tui, o.summary && o.tui:
 		return false, usageError{"choose one of --json, --summary and --tui"}
 	case o.count < 0, o.duration < 0:
@@ -120,6 +124,11 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	reg, err := loadSchemaDir(o.schemaDir)
 	if err != nil {
 		return false, err
+	}
+	if o.iface != "" {
+		if o.drop, err = resolveUser(o.user); err != nil {
+			return false, err
+		}
 	}
 	// Check every file before printing anything, so a typo in the third
 	// file does not leave half an output behind.
@@ -231,7 +240,9 @@ func (s *session) files(pipe *reassembly.Pipeline, sources []namedSource, report
 	return nil
 }
 
-// live captures until Ctrl-C, --duration or -c.
+// live captures until Ctrl-C, --duration or -c. Everything that needs
+// privileges (the -w file, the socket and its filter) is opened first; then
+// the process becomes o.drop before the first packet is parsed.
 func (s *session) live(pipe *reassembly.Pipeline, o captureOpts, stderr io.Writer) error {
 	var w io.Writer
 	var wf *os.File
@@ -245,6 +256,14 @@ func (s *session) live(pipe *reassembly.Pipeline, o captureOpts, stderr io.Write
 	}
 	src, err := reassembly.OpenLive(o.iface, reassembly.LiveOptions{WriteTo: w})
 	if err != nil {
+		if wf != nil {
+			wf.Close()
+			os.Remove(o.write)
+		}
+		return err
+	}
+	if err := o.drop.drop(); err != nil {
+		src.Close()
 		if wf != nil {
 			wf.Close()
 			os.Remove(o.write)
