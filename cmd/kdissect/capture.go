@@ -9,10 +9,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/reassembly"
 )
@@ -150,7 +153,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 		if err != nil {
 			return false, err
 		}
-		sources = append(sources, namedSource{name: name, src: src, size: fileSize(f)})
+		sources = append(sources, namedSource{path: f, name: name, src: src, size: fileSize(f)})
 	}
 
 	sel := selector{filter: filter, all: o.all}
@@ -170,29 +173,33 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	s := newSession(reg, sel, p, !o.asJSON)
 	s.limit = o.count
 	s.hold = o.iface == "" // a live capture prints each message at once
-	pipe := reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event)
+	newPipe := func() *reassembly.Pipeline { return reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event) }
+	var seen tally
 	if o.iface != "" {
+		pipe := newPipe()
 		s.afterPrint = func() { bw.Flush() }
 		err = s.live(pipe, o, stderr)
+		pipe.Close()
+		s.flushAll()
+		seen.add(pipe)
 	} else {
 		var total int64
 		for _, src := range sources {
 			total += src.size
 		}
 		bar := newProgress(stderr, o.progress, total)
-		err = s.files(pipe, sources, func(done, _ int64) { bar.update(done) })
+		err = s.files(newPipe, sources, func(done, _ int64) { bar.update(done) }, &seen)
 		bar.done()
 	}
-	pipe.Close()
-	s.flushAll()
 	if ferr := bw.Flush(); ferr != nil && err == nil && !isBrokenPipe(ferr) {
 		err = ferr
 	}
-	reportStats(stderr, pipe.Stats())
+	reportStats(stderr, seen.stats)
 	return s.malformed, err
 }
 
 type namedSource struct {
+	path string // as given on the command line: NDJSON's "file"
 	name string
 	src  reassembly.Source
 	size int64
@@ -215,29 +222,69 @@ func pipelineConfig(o captureOpts, ports reassembly.PortSet, s *session) reassem
 	}
 }
 
-// files feeds every source to the pipeline in order; packet numbers run on
-// across files. report hears how many bytes of the total have been read.
-func (s *session) files(pipe *reassembly.Pipeline, sources []namedSource, report func(done, total int64)) error {
+// files reads each source as a capture of its own, in order, each with a
+// new pipeline: packet numbers start at 1 in every file, as in tshark and
+// Wireshark, and a connection does not run on from one file into the next
+// (a frame cut at a file's end is reported incomplete there). Message
+// indexes run on over the whole run. Everything a file produced is printed
+// before the next is opened, so a printer knows which file a line is from.
+// report hears how many bytes of the total have been read; seen, when not
+// nil, adds up what each file's pipeline saw.
+func (s *session) files(newPipe func() *reassembly.Pipeline, sources []namedSource, report func(done, total int64), seen *tally) error {
 	var total int64
 	for _, src := range sources {
 		total += src.size
 	}
 	var doneBytes int64
 	for _, src := range sources {
+		if s.stopped() {
+			break
+		}
+		if f, ok := s.p.(interface{ setFile(string) }); ok {
+			f.setFile(src.path)
+		}
+		pipe := newPipe()
+		var err error
 		for !s.stopped() {
-			data, ci, link, err := src.src.Next()
-			if err == io.EOF {
-				break
-			}
+			var (
+				data []byte
+				ci   gopacket.CaptureInfo
+				link layers.LinkType
+			)
+			data, ci, link, err = src.src.Next()
 			if err != nil {
-				return err // it names the file
+				break
 			}
 			doneBytes += int64(len(data)) + 16
 			report(doneBytes, total)
 			pipe.Packet(data, ci, link)
 		}
+		pipe.Close()
+		s.flushAll()
+		if seen != nil {
+			seen.add(pipe)
+		}
+		if err != nil && err != io.EOF {
+			return err // it names the file
+		}
 	}
 	return nil
+}
+
+// tally adds up the counters of the pipelines of one run.
+type tally struct {
+	stats reassembly.Stats
+}
+
+func (t *tally) add(p *reassembly.Pipeline) {
+	// Stats is counters only: summing every field by reflection keeps
+	// this right when counters are added.
+	sum, st := reflect.ValueOf(&t.stats).Elem(), reflect.ValueOf(p.Stats())
+	for i := 0; i < sum.NumField(); i++ {
+		if f := sum.Field(i); f.CanInt() {
+			f.SetInt(f.Int() + st.Field(i).Int())
+		}
+	}
 }
 
 // live captures until Ctrl-C, --duration or -c. Everything that needs
