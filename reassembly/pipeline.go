@@ -104,6 +104,7 @@ type Pipeline struct {
 	buffered int // bytes held across all connections
 	seg      segment
 	stats    Stats
+	other    portTally // connections on other ports; see OtherPorts
 }
 
 // NewPipeline returns a Pipeline that reports to emit.
@@ -276,6 +277,9 @@ func (p *Pipeline) tick() {
 func (p *Pipeline) newConn(t tuple, s *segment, ts time.Time) *conn {
 	srcBroker := p.cfg.BrokerPorts.Has(t.src.Port()) || p.detected[t.src]
 	dstBroker := p.cfg.BrokerPorts.Has(t.dst.Port()) || p.detected[t.dst]
+	if !srcBroker && !dstBroker {
+		p.other.add(t, s.flags)
+	}
 	synAck := s.flags&(flagSYN|flagACK) == flagSYN|flagACK
 	client, server := t.src, t.dst
 	decided := true
