@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -195,7 +198,76 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 		err = ferr
 	}
 	reportStats(stderr, seen.stats)
+	if err == nil {
+		reportNoKafka(stderr, o.ports, &seen)
+	}
 	return s.malformed, err
+}
+
+// reportNoKafka explains an empty output: a capture without one Kafka frame
+// on the given ports says what it held instead and which --port to try.
+func reportNoKafka(w io.Writer, portFlag string, t *tally) {
+	st := t.stats
+	if st.Frames > 0 {
+		return
+	}
+	on := "port " + portFlag
+	if strings.ContainsAny(portFlag, ",-") {
+		on = "ports " + portFlag
+	}
+	if st.Connections > 0 {
+		fmt.Fprintf(w, "kdissect: no Kafka frames in the %s on %s: encrypted (TLS), or not Kafka?\n", plural(st.Connections, "TCP connection"), on)
+		return
+	}
+	var list []reassembly.PortCount
+	var conns int64
+	for port, n := range t.other {
+		list = append(list, reassembly.PortCount{Port: port, Conns: n})
+		conns += n
+	}
+	if conns == 0 {
+		// Packets of an unknown link type were reported above already.
+		if n := st.Packets - st.UnknownLink; n > 0 || st.Packets == 0 {
+			fmt.Fprintf(w, "kdissect: no Kafka traffic found: no TCP connection in %s\n", plural(n, "packet"))
+		}
+		return
+	}
+	slices.SortFunc(list, func(a, b reassembly.PortCount) int {
+		if a.Conns != b.Conns {
+			return cmp.Compare(b.Conns, a.Conns)
+		}
+		return cmp.Compare(a.Port, b.Port)
+	})
+	const shown, suggested = 5, 3
+	var seen, try []string
+	for i, pc := range list {
+		if i == shown {
+			more := plural(int64(len(list)-shown), "port")
+			seen = append(seen, "and "+strings.Replace(more, " ", " more ", 1))
+			break
+		}
+		seen = append(seen, fmt.Sprintf("%d (%d)", pc.Port, pc.Conns))
+		if i < suggested {
+			try = append(try, strconv.Itoa(int(pc.Port)))
+		}
+	}
+	count := plural(conns, "TCP connection")
+	if t.more {
+		count = "more than " + count
+	}
+	where := "on port " + seen[0]
+	if len(list) > 1 {
+		where = "on ports " + strings.Join(seen, ", ")
+	}
+	fmt.Fprintf(w, "kdissect: no Kafka traffic found on %s; saw %s %s: if Kafka is there, try --port %s\n",
+		on, count, where, strings.Join(try, ","))
+}
+
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
 }
 
 type namedSource struct {
@@ -274,9 +346,19 @@ func (s *session) files(newPipe func() *reassembly.Pipeline, sources []namedSour
 // tally adds up the counters of the pipelines of one run.
 type tally struct {
 	stats reassembly.Stats
+	other map[uint16]int64 // connections on other ports, by server port
+	more  bool             // more than the pipelines told apart
 }
 
 func (t *tally) add(p *reassembly.Pipeline) {
+	list, more := p.OtherPorts()
+	if t.other == nil {
+		t.other = map[uint16]int64{}
+	}
+	for _, pc := range list {
+		t.other[pc.Port] += pc.Conns
+	}
+	t.more = t.more || more
 	// Stats is counters only: summing every field by reflection keeps
 	// this right when counters are added.
 	sum, st := reflect.ValueOf(&t.stats).Elem(), reflect.ValueOf(p.Stats())

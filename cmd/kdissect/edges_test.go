@@ -137,3 +137,42 @@ func TestVersionNamesModuleAndRevision(t *testing.T) {
 		t.Errorf("exit %d, %q, %q", code, got, stderr)
 	}
 }
+
+// A capture without Kafka on the given ports prints nothing on stdout and
+// exits 0, but says on stderr what it held and which --port to try.
+func TestNoKafkaSaysWhatWasSeen(t *testing.T) {
+	b := newPcap(t)
+	for i := range 3 {
+		c := b.conn(uint16(50000+i), 443)
+		c.send(true, []byte("\x16\x03\x01\x00\x05hello"))
+	}
+	b.conn(50100, 22).send(false, []byte("SSH-2.0-OpenSSH_9.6\r\n"))
+	for port := uint16(8000); port < 8005; port++ {
+		b.conn(50200+port, port)
+	}
+	other := b.file()
+	for _, detect := range []string{"--detect=true", "--detect=false"} {
+		out, stderr, code := runCLI(t, "", detect, other)
+		want := "kdissect: no Kafka traffic found on port 9092; saw 9 TCP connections on ports 443 (3), 22 (1), 8000 (1), 8001 (1), 8002 (1), and 2 more ports: if Kafka is there, try --port 443,22,8000\n"
+		if out != "" || code != 0 || stderr != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr\n%q, want\n%q", detect, code, out, stderr, want)
+		}
+	}
+	// Following the advice finds the Kafka on 9092 of another capture: no
+	// hint then.
+	if _, stderr, code := runCLI(t, "", "--summary", aclCapture(t)); stderr != "" || code != 0 {
+		t.Errorf("Kafka capture: exit %d, %q", code, stderr)
+	}
+	// Connections on the broker port that carry no Kafka frame (TLS).
+	b = newPcap(t)
+	b.conn(50000, 9093).send(true, []byte("\x16\x03\x01\x00\x05hello"))
+	_, stderr, _ := runCLI(t, "", "--port", "9092-9093", b.file())
+	if stderr != "kdissect: no Kafka frames in the 1 TCP connection on ports 9092-9093: encrypted (TLS), or not Kafka?\n" {
+		t.Errorf("TLS on the broker port: %q", stderr)
+	}
+	// No TCP at all.
+	_, stderr, _ = runCLI(t, "", newPcap(t).file())
+	if stderr != "kdissect: no Kafka traffic found: no TCP connection in 0 packets\n" {
+		t.Errorf("empty capture: %q", stderr)
+	}
+}
