@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -175,4 +179,139 @@ func TestNoKafkaSaysWhatWasSeen(t *testing.T) {
 	if stderr != "kdissect: no Kafka traffic found: no TCP connection in 0 packets\n" {
 		t.Errorf("empty capture: %q", stderr)
 	}
+}
+
+// lossyCapture holds one of everything the NDJSON can report: a malformed
+// request, an unmatched response, bytes not captured, garbage skipped, a
+// retransmission, a frame cut by the end of the capture, and Kafka found
+// on a port not given with --port.
+func lossyCapture(t *testing.T) string {
+	b := newPcap(t)
+	c := b.conn(50500, 9092)
+	req := withCorr(seed(t, "createacls-v3-request"), 2, true)
+	c.packet(true, false, false, req) // sent twice: a retransmission
+	c.send(true, req)
+	c.send(false, withCorr(seed(t, "createacls-v3-response"), 2, false))
+	c.send(false, withCorr(seed(t, "createacls-v3-response"), 99, false)) // no such request
+	c.send(true, []byte{0, 0, 0, 0x0e, 0, 30, 0, 3, 0, 0, 0, 7, 0, 0, 0, 0x7f, 0x01, 0x00})
+	c.send(true, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}) // garbage: skipped
+	c.send(true, withCorr(seed(t, "createacls-v3-request"), 8, true))
+	c.cseq += 100 // lost, never retransmitted
+	c.send(true, withCorr(seed(t, "createacls-v3-request"), 9, true))
+	c.send(true, withCorr(seed(t, "createacls-v3-request"), 10, true)[:10]) // cut by the end
+	d := b.conn(50600, 9999)
+	d.send(true, withCorr(seed(t, "createacls-v3-request"), 11, true))
+	return b.file()
+}
+
+// README's "anything lost or malformed" recipe selects what its words say:
+// every event that reports lost, skipped or cut bytes and every message
+// with problems, but not retransmissions (nothing is lost) nor ports found
+// by --detect. The selection is checked in Go, and with jq where installed.
+func TestReadmeLostOrMalformedRecipe(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	_, recipe, ok := strings.Cut(text, "# anything lost or malformed")
+	_, recipe, ok2 := strings.Cut(recipe, "jq -c '")
+	filter, _, ok3 := strings.Cut(recipe, "'")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README has no 'anything lost or malformed' jq recipe")
+	}
+	_, in, _ := strings.Cut(filter, "IN(")
+	in, _, _ = strings.Cut(in, ")")
+	lost := map[string]bool{}
+	for _, name := range strings.Split(in, ",") {
+		lost[strings.Trim(strings.TrimSpace(name), `"`)] = true
+	}
+	if !strings.Contains(filter, "(.problems | length > 0)") {
+		t.Errorf("the recipe does not select messages with problems: %s", filter)
+	}
+	// Every event of the contract's table is either in the recipe or one
+	// of the two that report nothing lost.
+	_, table, _ := strings.Cut(text, "**NDJSON event lines**")
+	table, _, _ = strings.Cut(table, "```")
+	var events []string
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Split(line, "`"); strings.HasPrefix(line, "| `") && len(f) > 1 {
+			events = append(events, f[1])
+			if lost[f[1]] == (f[1] == "retransmission" || f[1] == "port_detected") {
+				t.Errorf("event %s: in the recipe = %v", f[1], lost[f[1]])
+			}
+		}
+	}
+	if len(events) < 7 || len(lost) != len(events)-2 {
+		t.Errorf("table events %v, recipe events %v", events, lost)
+	}
+
+	out, _, _ := runCLI(t, "", "--json", lossyCapture(t))
+	var all []string
+	var selected []string
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		var d struct {
+			Event         string `json:"event"`
+			CorrelationID int    `json:"correlation_id"`
+			Problems      []any  `json:"problems"`
+		}
+		if err := json.Unmarshal([]byte(line), &d); err != nil {
+			t.Fatal(err)
+		}
+		kind := d.Event
+		if kind == "" {
+			kind = fmt.Sprintf("message-corr-%d", d.CorrelationID)
+		}
+		all = append(all, kind)
+		if lost[d.Event] || len(d.Problems) > 0 {
+			selected = append(selected, line)
+		}
+	}
+	var kinds []string
+	for _, line := range selected {
+		var d map[string]any
+		json.Unmarshal([]byte(line), &d)
+		if e, ok := d["event"]; ok {
+			kinds = append(kinds, e.(string))
+		} else {
+			kinds = append(kinds, fmt.Sprint("message-corr-", d["correlation_id"]))
+		}
+	}
+	sort.Strings(kinds)
+	if got := strings.Join(kinds, " "); got != "gap incomplete message-corr-7 unmatched_response unparseable" {
+		t.Errorf("selected %s\nfrom %v", got, all)
+	}
+	// The capture does hold what must not be selected.
+	for _, must := range []string{"retransmission", "port_detected", "message-corr-2"} {
+		if !slices.Contains(all, must) {
+			t.Errorf("lossyCapture gave no %s: %v", must, all)
+		}
+	}
+
+	jq, err := exec.LookPath("jq")
+	if err != nil {
+		return // the selection above is the recipe's; jq is not a dependency
+	}
+	cmd := exec.Command(jq, "-c", filter)
+	cmd.Stdin = strings.NewReader(out)
+	got, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("jq %s: %v", filter, err)
+	}
+	// jq prints its own compact form: compare parsed values.
+	if normaliseJSONLines(string(got)) != normaliseJSONLines(strings.Join(selected, "\n")) {
+		t.Errorf("jq selected:\n%s\nwant:\n%s", got, strings.Join(selected, "\n"))
+	}
+}
+
+func normaliseJSONLines(s string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+		var v any
+		json.Unmarshal([]byte(line), &v)
+		out, _ := json.Marshal(v)
+		b.Write(out)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
