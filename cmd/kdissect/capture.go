@@ -28,9 +28,12 @@ const captureUsage = `Usage: kdissect [flags] FILE...
        kdissect frame [flags] [FILE | - | --hex HEX]
 
 Decodes Kafka's ACL admin traffic (CreateAcls, DeleteAcls; every version
-0-3) from pcap/pcapng captures (- reads standard input) or a live interface,
-and prints each message as an annotated field tree. Responses are matched
-to their requests by correlation id on the same connection.
+0-3) from pcap/pcapng captures, plain or gzip/zstd-compressed (- reads
+standard input), or a live interface, and prints each message as an
+annotated field tree. Responses are matched to their requests by
+correlation id on the same connection. Each FILE is a capture of its own:
+packets are numbered from 1 in each. A live capture started as root parses
+packets as nobody (--user) once its socket and -w file are open.
 
 Examples:
   kdissect testdata/pcaps/kadm-acls.pcap            field trees of every ACL message
