@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/reassembly"
 )
@@ -321,13 +319,9 @@ func (s *session) files(newPipe func() *reassembly.Pipeline, sources []namedSour
 		pipe := newPipe()
 		var err error
 		for !s.stopped() {
-			var (
-				data []byte
-				ci   gopacket.CaptureInfo
-				link layers.LinkType
-			)
-			data, ci, link, err = src.src.Next()
-			if err != nil {
+			data, ci, link, rerr := src.src.Next()
+			if rerr != nil {
+				err = rerr
 				break
 			}
 			doneBytes += int64(len(data)) + 16
