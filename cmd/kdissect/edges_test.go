@@ -315,3 +315,28 @@ func normaliseJSONLines(s string) string {
 	}
 	return b.String()
 }
+
+// A connection does not run on from one file into the next: a frame cut
+// at a file's end is reported incomplete in that file, and numbered there.
+func TestFramesDoNotSpanFiles(t *testing.T) {
+	req := withCorr(seed(t, "createacls-v3-request"), 2, true)
+	b := newPcap(t)
+	c := b.conn(50500, 9092)
+	c.send(true, req[:10])
+	first := b.file()
+	b = newPcap(t)
+	c.b = b
+	c.send(true, req[10:])
+	second := b.file()
+	out, _, _ := runCLI(t, "", "--json", first, second)
+	line, _, _ := strings.Cut(out, "\n")
+	want := `{"event":"incomplete","time":"2026-03-01T12:00:00.003Z","src":"192.0.2.10:50500","dst":"192.0.2.1:9092","stream_offset":0,"have":10,"want":25,"reason":"end of capture","file":` + quoteJSON(first) + `}`
+	if line != want {
+		t.Errorf("first line\n%s\nwant\n%s", line, want)
+	}
+	if strings.Contains(out, `"api_key":30`) {
+		t.Errorf("a frame stitched across files:\n%s", out)
+	}
+}
+
+func quoteJSON(s string) string { b, _ := json.Marshal(s); return string(b) }
