@@ -136,3 +136,26 @@ func flip(b []byte, i int) []byte {
 	b[i] ^= 0xff
 	return b
 }
+
+// Progress of a compressed file is measured in its own bytes: at the end,
+// all of them, though the packets inside add up to more.
+func TestCompressedCaptureConsumed(t *testing.T) {
+	_, _, pcapng := compressedConv(t)
+	gz := gzipped(t, pcapng)
+	src, err := OpenFile(writeFile(t, "x.pcapng.gz", gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var inside int
+	for {
+		data, _, _, err := src.Next()
+		if err != nil {
+			break
+		}
+		inside += len(data)
+	}
+	if got := src.(*fileSource).Consumed(); got != int64(len(gz)) || inside <= len(gz) {
+		t.Errorf("consumed %d of %d compressed bytes (%d packet bytes inside)", got, len(gz), inside)
+	}
+}

@@ -44,6 +44,7 @@ type fileSource struct {
 	f     *os.File  // nil for stdin
 	codec string    // "gzip" or "zstd" when the capture is compressed
 	dec   io.Closer // the decompressor, when it holds resources
+	in    *countingReader
 	pcap  *pcapgo.Reader
 	ng    *pcapgo.NgReader
 	link  layers.LinkType
@@ -69,8 +70,8 @@ func OpenFile(path string) (Source, error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	s := &fileSource{name: path, f: f}
-	if err := s.open(bufio.NewReaderSize(f, readBufferSize)); err != nil {
+	s := &fileSource{name: path, f: f, in: &countingReader{r: f}}
+	if err := s.open(bufio.NewReaderSize(s.in, readBufferSize)); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -80,8 +81,8 @@ func OpenFile(path string) (Source, error) {
 // OpenReader reads a pcap or pcapng capture from r (a pipe, standard
 // input); name is what errors call it.
 func OpenReader(name string, r io.Reader) (Source, error) {
-	s := &fileSource{name: name}
-	if err := s.open(bufio.NewReaderSize(r, readBufferSize)); err != nil {
+	s := &fileSource{name: name, in: &countingReader{r: r}}
+	if err := s.open(bufio.NewReaderSize(s.in, readBufferSize)); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -100,6 +101,25 @@ func openError(path string, err error) error {
 	}
 	return fmt.Errorf("%s: cannot open: %v", path, err)
 }
+
+// countingReader counts the bytes read from the file itself, compressed
+// or not.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Consumed is how many bytes of the file have been read so far (of the
+// compressed data when it is compressed; read-ahead included): progress
+// against the file's size, which packet sizes cannot give for a
+// compressed file.
+func (s *fileSource) Consumed() int64 { return s.in.n }
 
 // codecError is an error of the decompressor, not of the capture inside.
 type codecError struct{ err error }

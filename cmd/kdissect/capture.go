@@ -308,11 +308,12 @@ func (s *session) files(newPipe func() *reassembly.Pipeline, sources []namedSour
 	for _, src := range sources {
 		total += src.size
 	}
-	var doneBytes int64
+	var doneBytes, before int64
 	for _, src := range sources {
 		if s.stopped() {
 			break
 		}
+		consumed, _ := src.src.(interface{ Consumed() int64 })
 		if f, ok := s.p.(interface{ setFile(string) }); ok {
 			f.setFile(src.path)
 		}
@@ -324,10 +325,15 @@ func (s *session) files(newPipe func() *reassembly.Pipeline, sources []namedSour
 				err = rerr
 				break
 			}
-			doneBytes += int64(len(data)) + 16
+			if consumed != nil {
+				doneBytes = before + consumed.Consumed()
+			} else {
+				doneBytes += int64(len(data)) + 16
+			}
 			report(doneBytes, total)
 			pipe.Packet(data, ci, link)
 		}
+		before += src.size
 		pipe.Close()
 		s.flushAll()
 		if seen != nil {
