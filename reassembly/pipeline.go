@@ -86,6 +86,24 @@ type Stats struct {
 	BufferLimits     int64
 }
 
+// Add adds o's counters to s: the totals of several pipelines, one a file.
+func (s *Stats) Add(o Stats) {
+	s.Packets += o.Packets
+	s.Bytes += o.Bytes
+	s.NonTCP += o.NonTCP
+	s.UnknownLink += o.UnknownLink
+	s.Malformed += o.Malformed
+	s.Truncated += o.Truncated
+	s.Ignored += o.Ignored
+	s.Connections += o.Connections
+	s.Frames += o.Frames
+	s.Gaps += o.Gaps
+	s.GapBytes += o.GapBytes
+	s.Retransmissions += o.Retransmissions
+	s.UnparseableBytes += o.UnparseableBytes
+	s.BufferLimits += o.BufferLimits
+}
+
 type tuple struct{ src, dst netip.AddrPort }
 
 // Pipeline reassembles Kafka frames from packets. Not safe for concurrent use.
@@ -104,6 +122,7 @@ type Pipeline struct {
 	buffered int // bytes held across all connections
 	seg      segment
 	stats    Stats
+	other    portTally // connections on other ports; see OtherPorts
 }
 
 // NewPipeline returns a Pipeline that reports to emit.
@@ -276,6 +295,9 @@ func (p *Pipeline) tick() {
 func (p *Pipeline) newConn(t tuple, s *segment, ts time.Time) *conn {
 	srcBroker := p.cfg.BrokerPorts.Has(t.src.Port()) || p.detected[t.src]
 	dstBroker := p.cfg.BrokerPorts.Has(t.dst.Port()) || p.detected[t.dst]
+	if !srcBroker && !dstBroker {
+		p.other.add(t, s.flags)
+	}
 	synAck := s.flags&(flagSYN|flagACK) == flagSYN|flagACK
 	client, server := t.src, t.dst
 	decided := true

@@ -2,6 +2,7 @@ package reassembly
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
+	"github.com/klauspost/compress/zstd"
 )
 
 // Source yields packets; implementations: files and live.
@@ -31,18 +33,28 @@ const readBufferSize = 1 << 20
 // from it, so a hostile header must not be able to ask for gigabytes.
 const maxSnaplen = 4 << 20
 
+// maxZstdWindow caps the window a zstd stream may ask for: the decoder
+// allocates it, so the file's frame header must not choose gigabytes. 128 MiB
+// is zstd --long's default window (2^27), so every stream the zstd tool
+// writes with default settings fits.
+const maxZstdWindow = 128 << 20
+
 type fileSource struct {
-	name string
-	f    *os.File // nil for stdin
-	pcap *pcapgo.Reader
-	ng   *pcapgo.NgReader
-	link layers.LinkType
-	n    int // packets returned
-	err  error
+	name  string
+	f     *os.File  // nil for stdin
+	codec string    // "gzip" or "zstd" when the capture is compressed
+	dec   io.Closer // the decompressor, when it holds resources
+	in    *countingReader
+	pcap  *pcapgo.Reader
+	ng    *pcapgo.NgReader
+	link  layers.LinkType
+	n     int // packets returned
+	err   error
 }
 
-// OpenFile opens a pcap or pcapng capture, chosen by its magic number; "-"
-// reads standard input. Errors are one sentence naming the file.
+// OpenFile opens a pcap or pcapng capture, chosen by its magic number, and
+// also gzip- or zstd-compressed (again by magic number); "-" reads standard
+// input. Errors are one sentence naming the file.
 func OpenFile(path string) (Source, error) {
 	if path == "-" {
 		return OpenReader("standard input", os.Stdin)
@@ -58,8 +70,8 @@ func OpenFile(path string) (Source, error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	s := &fileSource{name: path, f: f}
-	if err := s.open(bufio.NewReaderSize(f, readBufferSize)); err != nil {
+	s := &fileSource{name: path, f: f, in: &countingReader{r: f}}
+	if err := s.open(bufio.NewReaderSize(s.in, readBufferSize)); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -69,8 +81,8 @@ func OpenFile(path string) (Source, error) {
 // OpenReader reads a pcap or pcapng capture from r (a pipe, standard
 // input); name is what errors call it.
 func OpenReader(name string, r io.Reader) (Source, error) {
-	s := &fileSource{name: name}
-	if err := s.open(bufio.NewReaderSize(r, readBufferSize)); err != nil {
+	s := &fileSource{name: name, in: &countingReader{r: r}}
+	if err := s.open(bufio.NewReaderSize(s.in, readBufferSize)); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -90,16 +102,91 @@ func openError(path string, err error) error {
 	return fmt.Errorf("%s: cannot open: %v", path, err)
 }
 
+// countingReader counts the bytes read from the file itself, compressed
+// or not.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Consumed is how many bytes of the file have been read so far (of the
+// compressed data when it is compressed; read-ahead included): progress
+// against the file's size, which packet sizes cannot give for a
+// compressed file.
+func (s *fileSource) Consumed() int64 { return s.in.n }
+
+// codecError is an error of the decompressor, not of the capture inside.
+type codecError struct{ err error }
+
+func (e codecError) Error() string { return e.err.Error() }
+
+// codecReader tags its reader's errors other than io.EOF as codecError, so
+// that a damaged compressed file is not reported as a damaged capture.
+type codecReader struct{ r io.Reader }
+
+func (c codecReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = codecError{err}
+	}
+	return n, err
+}
+
+// open reads the capture's header, first undoing a gzip or zstd
+// compression recognised by its magic number.
 func (s *fileSource) open(br *bufio.Reader) error {
+	magic, _ := br.Peek(4)
+	switch {
+	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		s.codec = "gzip"
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return fmt.Errorf("%s: truncated: the gzip data ends inside its header", s.name)
+			}
+			return fmt.Errorf("%s: not valid gzip data: %v", s.name, err)
+		}
+		br = bufio.NewReaderSize(codecReader{zr}, readBufferSize)
+	case len(magic) == 4 && binary.LittleEndian.Uint32(magic) == 0xfd2fb528:
+		s.codec = "zstd"
+		// One goroutine: the stream is read in order anyway, and the
+		// default (one per core) multiplies the memory held.
+		zd, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxZstdWindow))
+		if err != nil {
+			return fmt.Errorf("%s: cannot read zstd data: %v", s.name, err)
+		}
+		s.dec = zstdCloser{zd}
+		br = bufio.NewReaderSize(codecReader{zd}, readBufferSize)
+	}
+	return s.openCapture(br)
+}
+
+type zstdCloser struct{ d *zstd.Decoder }
+
+func (z zstdCloser) Close() error { z.d.Close(); return nil }
+
+func (s *fileSource) openCapture(br *bufio.Reader) error {
 	head, err := br.Peek(24)
+	if ce := (codecError{}); errors.As(err, &ce) {
+		return s.codecErr(ce, "the capture's header", "in the capture's header")
+	}
 	if len(head) == 0 {
 		if err != nil && err != io.EOF {
 			return fmt.Errorf("%s: cannot read: %v", s.name, err)
 		}
+		if s.codec != "" {
+			return fmt.Errorf("%s: the %s data holds nothing", s.name, s.codec)
+		}
 		return fmt.Errorf("%s: empty file", s.name)
 	}
 	if len(head) < 4 {
-		return fmt.Errorf("%s: not a pcap or pcapng file (only %d bytes)", s.name, len(head))
+		return fmt.Errorf("%s: not a pcap or pcapng file%s (only %d bytes)", s.name, s.inside(), len(head))
 	}
 	le := binary.LittleEndian.Uint32(head)
 	switch {
@@ -109,11 +196,10 @@ func (s *fileSource) open(br *bufio.Reader) error {
 			return s.headerError("pcapng", err)
 		}
 		s.ng = ng
-	case le == 0xa1b2c3d4 || le == 0xd4c3b2a1 || le == 0xa1b23c4d || le == 0x4d3cb2a1 ||
-		head[0] == 0x1f && head[1] == 0x8b:
+	case le == 0xa1b2c3d4 || le == 0xd4c3b2a1 || le == 0xa1b23c4d || le == 0x4d3cb2a1:
 		full := len(head) == 24
 		var snap, link uint32
-		if full && head[0] != 0x1f {
+		if full {
 			order := binary.ByteOrder(binary.LittleEndian)
 			if le == 0xd4c3b2a1 || le == 0x4d3cb2a1 {
 				order = binary.BigEndian
@@ -137,12 +223,35 @@ func (s *fileSource) open(br *bufio.Reader) error {
 			pr.SetSnaplen(maxSnaplen)
 		}
 	default:
-		return fmt.Errorf("%s: not a pcap or pcapng file (starts with % x)", s.name, head[:4])
+		return fmt.Errorf("%s: not a pcap or pcapng file%s (starts with % x)", s.name, s.inside(), head[:4])
 	}
 	return nil
 }
 
+// inside names the compression a capture was found in, for messages.
+func (s *fileSource) inside() string {
+	if s.codec == "" {
+		return ""
+	}
+	return " inside the " + s.codec + " data"
+}
+
+// codecErr words a decompressor's error: what kind, and where: inside
+// which part of the capture the data ends, or after what it is corrupt.
+func (s *fileSource) codecErr(ce codecError, inside, after string) error {
+	switch {
+	case errors.Is(ce.err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%s: truncated: the %s data ends inside %s", s.name, s.codec, inside)
+	case errors.Is(ce.err, zstd.ErrWindowSizeExceeded):
+		return fmt.Errorf("%s: the zstd data needs a window above %d MiB, more than kdissect allows", s.name, maxZstdWindow>>20)
+	}
+	return fmt.Errorf("%s: corrupt %s data %s: %v", s.name, s.codec, after, ce.err)
+}
+
 func (s *fileSource) headerError(kind string, err error) error {
+	if ce := (codecError{}); errors.As(err, &ce) {
+		return s.codecErr(ce, "the capture's header", "in the capture's header")
+	}
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		return fmt.Errorf("%s: truncated %s header", s.name, kind)
 	}
@@ -172,7 +281,10 @@ func (s *fileSource) Next() ([]byte, gopacket.CaptureInfo, layers.LinkType, erro
 	if err != nil {
 		// pcapgo returns io.EOF both at a clean end and when a record's data
 		// is missing entirely; only in the second case is ci filled in.
+		ce := codecError{}
 		switch {
+		case errors.As(err, &ce):
+			s.err = s.codecErr(ce, fmt.Sprintf("packet %d", s.n+1), fmt.Sprintf("after packet %d", s.n))
 		case err == io.EOF && ci.CaptureLength == 0 && ci.Length == 0:
 			s.err = io.EOF
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
@@ -187,6 +299,10 @@ func (s *fileSource) Next() ([]byte, gopacket.CaptureInfo, layers.LinkType, erro
 }
 
 func (s *fileSource) Close() error {
+	if s.dec != nil {
+		s.dec.Close()
+		s.dec = nil
+	}
 	if s.f != nil {
 		err := s.f.Close()
 		s.f = nil

@@ -178,19 +178,24 @@ func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io
 	s := newSession(reg, selector{}, ap, true) // the ACL APIs; indexes still count every frame
 	s.limit = o.count
 	s.hold = o.iface == ""
-	pipe := reassembly.NewPipeline(pipelineConfig(o.captureOpts, ports, s), s.event)
+	newPipe := func() *reassembly.Pipeline {
+		return reassembly.NewPipeline(pipelineConfig(o.captureOpts, ports, s), s.event)
+	}
+	var seen tally
 	if o.iface != "" {
+		pipe := newPipe()
 		err = s.live(pipe, o.captureOpts, stderr)
+		pipe.Close()
+		seen.add(pipe)
 	} else {
 		var total int64
 		for _, src := range sources {
 			total += src.size
 		}
 		bar := newProgress(stderr, o.progress, total)
-		err = s.files(pipe, sources, func(done, _ int64) { bar.update(done) })
+		err = s.files(newPipe, sources, func(done, _ int64) { bar.update(done) }, &seen)
 		bar.done()
 	}
-	pipe.Close()
 	s.flushAll()
 	rows := ap.finish()
 	if o.effect {
@@ -207,7 +212,7 @@ func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io
 	if werr != nil && err == nil && !isBrokenPipe(werr) {
 		err = werr
 	}
-	reportStats(stderr, pipe.Stats())
+	reportStats(stderr, seen.stats)
 	return s.malformed, err
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -23,9 +26,12 @@ const captureUsage = `Usage: kdissect [flags] FILE...
        kdissect audit [flags] FILE...    (the ACL change log; kdissect audit --help)
 
 Decodes Kafka's ACL admin traffic (CreateAcls, DeleteAcls; every version
-0-3) from pcap/pcapng captures (- reads standard input) or a live interface,
-and prints each message as an annotated field tree. Responses are matched
-to their requests by correlation id on the same connection.
+0-3) from pcap/pcapng captures, plain or gzip/zstd-compressed (- reads
+standard input), or a live interface, and prints each message as an
+annotated field tree. Responses are matched to their requests by
+correlation id on the same connection. Each FILE is a capture of its own:
+packets are numbered from 1 in each. A live capture started as root parses
+packets as nobody (--user) once its socket and -w file are open.
 
 Examples:
   kdissect testdata/pcaps/kadm-acls.pcap            field trees of every ACL message
@@ -59,6 +65,9 @@ type captureOpts struct {
 	tui       bool
 	hexDump   bool
 	progress  string
+	version   bool
+	user      string
+	drop      *dropTarget // who to become once the capture is open; nil: stay
 }
 
 func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
@@ -79,9 +88,15 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	fs.BoolVar(&o.tui, "tui", false, "open the interactive hex explorer")
 	fs.BoolVar(&o.hexDump, "x", false, "add each message's byte layout to the tree output")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
+	fs.StringVar(&o.user, "user", "", "live capture: once the socket and -w file are open, parse as user `NAME` (default nobody when run as root)")
+	fs.BoolVar(&o.version, "version", false, "print kdissect's version and the VCS revision it was built from")
 	positional, err := parseInterspersed(fs, captureUsage, args, stdout)
 	if err != nil {
 		return false, err
+	}
+	if o.version {
+		printVersion(stdout)
+		return false, errHelp
 	}
 	files := positional
 	switch {
@@ -91,6 +106,8 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 		return false, usageError{"give either FILEs or --iface, not both"}
 	case o.iface == "" && (o.write != "" || o.duration != 0):
 		return false, usageError{"-w and --duration go with a live capture (--iface)"}
+	case o.iface == "" && o.user != "":
+		return false, usageError{"--user goes with a live capture (--iface)"}
 	case o.asJSON && o.summary, o.asJSON && o.tui, o.summary && o.tui:
 		return false, usageError{"choose one of --json, --summary and --tui"}
 	case o.count < 0, o.duration < 0:
@@ -115,6 +132,11 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	if err != nil {
 		return false, err
 	}
+	if o.iface != "" {
+		if o.drop, err = resolveUser(o.user); err != nil {
+			return false, err
+		}
+	}
 	// Check every file before printing anything, so a typo in the third
 	// file does not leave half an output behind.
 	var sources []namedSource
@@ -135,7 +157,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 		if err != nil {
 			return false, err
 		}
-		sources = append(sources, namedSource{name: name, src: src, size: fileSize(f)})
+		sources = append(sources, namedSource{path: f, name: name, src: src, size: fileSize(f)})
 	}
 
 	sel := selector{filter: filter, all: o.all}
@@ -155,29 +177,102 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	s := newSession(reg, sel, p, !o.asJSON)
 	s.limit = o.count
 	s.hold = o.iface == "" // a live capture prints each message at once
-	pipe := reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event)
+	newPipe := func() *reassembly.Pipeline { return reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event) }
+	var seen tally
 	if o.iface != "" {
+		pipe := newPipe()
 		s.afterPrint = func() { bw.Flush() }
 		err = s.live(pipe, o, stderr)
+		pipe.Close()
+		s.flushAll()
+		seen.add(pipe)
 	} else {
 		var total int64
 		for _, src := range sources {
 			total += src.size
 		}
 		bar := newProgress(stderr, o.progress, total)
-		err = s.files(pipe, sources, func(done, _ int64) { bar.update(done) })
+		err = s.files(newPipe, sources, func(done, _ int64) { bar.update(done) }, &seen)
 		bar.done()
 	}
-	pipe.Close()
-	s.flushAll()
 	if ferr := bw.Flush(); ferr != nil && err == nil && !isBrokenPipe(ferr) {
 		err = ferr
 	}
-	reportStats(stderr, pipe.Stats())
+	reportStats(stderr, seen.stats)
+	if err == nil {
+		reportNoKafka(stderr, o.ports, &seen)
+	}
 	return s.malformed, err
 }
 
+// reportNoKafka explains an empty output: a capture without one Kafka frame
+// on the given ports says what it held instead and which --port to try.
+func reportNoKafka(w io.Writer, portFlag string, t *tally) {
+	st := t.stats
+	if st.Frames > 0 {
+		return
+	}
+	on := "port " + portFlag
+	if strings.ContainsAny(portFlag, ",-") {
+		on = "ports " + portFlag
+	}
+	if st.Connections > 0 {
+		fmt.Fprintf(w, "kdissect: no Kafka frames in the %s on %s: encrypted (TLS), or not Kafka?\n", plural(st.Connections, "TCP connection"), on)
+		return
+	}
+	var list []reassembly.PortCount
+	var conns int64
+	for port, n := range t.other {
+		list = append(list, reassembly.PortCount{Port: port, Conns: n})
+		conns += n
+	}
+	if conns == 0 {
+		// Packets of an unknown link type were reported above already.
+		if n := st.Packets - st.UnknownLink; n > 0 || st.Packets == 0 {
+			fmt.Fprintf(w, "kdissect: no Kafka traffic found: no TCP connection in %s\n", plural(n, "packet"))
+		}
+		return
+	}
+	slices.SortFunc(list, func(a, b reassembly.PortCount) int {
+		if a.Conns != b.Conns {
+			return cmp.Compare(b.Conns, a.Conns)
+		}
+		return cmp.Compare(a.Port, b.Port)
+	})
+	const shown, suggested = 5, 3
+	var seen, try []string
+	for i, pc := range list {
+		if i == shown {
+			more := plural(int64(len(list)-shown), "port")
+			seen = append(seen, "and "+strings.Replace(more, " ", " more ", 1))
+			break
+		}
+		seen = append(seen, fmt.Sprintf("%d (%d)", pc.Port, pc.Conns))
+		if i < suggested {
+			try = append(try, strconv.Itoa(int(pc.Port)))
+		}
+	}
+	count := plural(conns, "TCP connection")
+	if t.more {
+		count = "more than " + count
+	}
+	where := "on port " + seen[0]
+	if len(list) > 1 {
+		where = "on ports " + strings.Join(seen, ", ")
+	}
+	fmt.Fprintf(w, "kdissect: no Kafka traffic found on %s; saw %s %s: if Kafka is there, try --port %s\n",
+		on, count, where, strings.Join(try, ","))
+}
+
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
+}
+
 type namedSource struct {
+	path string // as given on the command line: NDJSON's "file"
 	name string
 	src  reassembly.Source
 	size int64
@@ -200,32 +295,79 @@ func pipelineConfig(o captureOpts, ports reassembly.PortSet, s *session) reassem
 	}
 }
 
-// files feeds every source to the pipeline in order; packet numbers run on
-// across files. report hears how many bytes of the total have been read.
-func (s *session) files(pipe *reassembly.Pipeline, sources []namedSource, report func(done, total int64)) error {
+// files reads each source as a capture of its own, in order, each with a
+// new pipeline: packet numbers start at 1 in every file, as in tshark and
+// Wireshark, and a connection does not run on from one file into the next
+// (a frame cut at a file's end is reported incomplete there). Message
+// indexes run on over the whole run. Everything a file produced is printed
+// before the next is opened, so a printer knows which file a line is from.
+// report hears how many bytes of the total have been read; seen, when not
+// nil, adds up what each file's pipeline saw.
+func (s *session) files(newPipe func() *reassembly.Pipeline, sources []namedSource, report func(done, total int64), seen *tally) error {
 	var total int64
 	for _, src := range sources {
 		total += src.size
 	}
-	var doneBytes int64
+	var doneBytes, before int64
 	for _, src := range sources {
+		if s.stopped() {
+			break
+		}
+		consumed, _ := src.src.(interface{ Consumed() int64 })
+		if f, ok := s.p.(interface{ setFile(string) }); ok {
+			f.setFile(src.path)
+		}
+		pipe := newPipe()
+		var err error
 		for !s.stopped() {
-			data, ci, link, err := src.src.Next()
-			if err == io.EOF {
+			data, ci, link, rerr := src.src.Next()
+			if rerr != nil {
+				err = rerr
 				break
 			}
-			if err != nil {
-				return err // it names the file
+			if consumed != nil {
+				doneBytes = before + consumed.Consumed()
+			} else {
+				doneBytes += int64(len(data)) + 16
 			}
-			doneBytes += int64(len(data)) + 16
 			report(doneBytes, total)
 			pipe.Packet(data, ci, link)
+		}
+		before += src.size
+		pipe.Close()
+		s.flushAll()
+		if seen != nil {
+			seen.add(pipe)
+		}
+		if err != nil && err != io.EOF {
+			return err // it names the file
 		}
 	}
 	return nil
 }
 
-// live captures until Ctrl-C, --duration or -c.
+// tally adds up the counters of the pipelines of one run.
+type tally struct {
+	stats reassembly.Stats
+	other map[uint16]int64 // connections on other ports, by server port
+	more  bool             // more than the pipelines told apart
+}
+
+func (t *tally) add(p *reassembly.Pipeline) {
+	list, more := p.OtherPorts()
+	if t.other == nil {
+		t.other = map[uint16]int64{}
+	}
+	for _, pc := range list {
+		t.other[pc.Port] += pc.Conns
+	}
+	t.more = t.more || more
+	t.stats.Add(p.Stats())
+}
+
+// live captures until Ctrl-C, --duration or -c. Everything that needs
+// privileges (the -w file, the socket and its filter) is opened first; then
+// the process becomes o.drop before the first packet is parsed.
 func (s *session) live(pipe *reassembly.Pipeline, o captureOpts, stderr io.Writer) error {
 	var w io.Writer
 	var wf *os.File
@@ -239,6 +381,14 @@ func (s *session) live(pipe *reassembly.Pipeline, o captureOpts, stderr io.Write
 	}
 	src, err := reassembly.OpenLive(o.iface, reassembly.LiveOptions{WriteTo: w})
 	if err != nil {
+		if wf != nil {
+			wf.Close()
+			os.Remove(o.write)
+		}
+		return err
+	}
+	if err := o.drop.drop(); err != nil {
+		src.Close()
 		if wf != nil {
 			wf.Close()
 			os.Remove(o.write)

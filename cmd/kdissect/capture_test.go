@@ -284,28 +284,36 @@ func TestCaptureMalformedExitsTwo(t *testing.T) {
 	}
 }
 
-// Several files are read in order as one capture: packet numbers and
-// message indexes run on; "-" reads standard input.
+// Several files are read in order, each as a capture of its own: packet
+// numbers start at 1 in each file, message indexes run on, and every NDJSON
+// line names its file as given; "-" reads standard input.
 func TestCaptureSeveralFilesAndStdin(t *testing.T) {
 	first, second := aclCapture(t), aclCaptureFrom(t, 50600)
 	out, _, code := runCLI(t, "", "--json", first, second)
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	var idx []int
+	var lines []string
 	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
 		var d struct {
-			Index   int   `json:"index"`
-			Packets []int `json:"packets"`
+			Index   int    `json:"index"`
+			Packets []int  `json:"packets"`
+			File    string `json:"file"`
 		}
 		json.Unmarshal([]byte(l), &d)
-		idx = append(idx, d.Index)
-		if d.Index == 8 && (len(d.Packets) != 1 || d.Packets[0] != 7+5) { // the first file holds 7 packets
-			t.Errorf("second file's request carried by packets %v, want [12]", d.Packets)
-		}
+		name := map[string]string{first: "first", second: "second"}[d.File]
+		lines = append(lines, fmt.Sprintf("%s#%d%v", name, d.Index, d.Packets))
 	}
-	if fmt.Sprint(idx) != "[3 4 5 8 9 10]" {
-		t.Errorf("indexes %v, want [3 4 5 8 9 10]", idx)
+	// Each file: Metadata request and response (#1, #2: not shown), the
+	// CreateAcls request in packet 5 and its response in 6, an unmatched
+	// response in 7 (an event: no packets).
+	if want := "[first#3[5] first#4[6] first#5[] second#8[5] second#9[6] second#10[]]"; fmt.Sprint(lines) != want {
+		t.Errorf("got  %v\nwant %s", lines, want)
+	}
+	raw, _ := os.ReadFile(first)
+	out, _, _ = runCLI(t, string(raw), "--json", "-")
+	if !strings.HasPrefix(out, `{"index":3,"time":"2026-03-01T12:00:00.005Z","src":"192.0.2.10:50500","dst":"192.0.2.1:9092","stream_offset":21,"packets":[5],"peer":4,"file":"-","api_key":30,`) {
+		t.Errorf("standard input is file \"-\": %s", out)
 	}
 
 	bin := kdissectBinary(t)
@@ -319,7 +327,6 @@ func TestCaptureSeveralFilesAndStdin(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("from standard input:\n%s\nfrom the file:\n%s", got, want)
 	}
-	raw, _ := os.ReadFile(first)
 	if inProcess, _, _ := runCLI(t, string(raw), "--summary", "-"); inProcess != want {
 		t.Errorf("run's stdin:\n%s\nfrom the file:\n%s", inProcess, want)
 	}
@@ -420,7 +427,7 @@ func TestCaptureStartedMidConnection(t *testing.T) {
 		}
 	}
 	js, _, code := runCLI(t, "", "--json", build(false))
-	if code != 0 || !strings.Contains(js, `{"event":"unparseable","time":"2026-03-01T12:00:00.003Z","src":"192.0.2.10:50700","dst":"192.0.2.1:9092","stream_offset":0,"length":16,"leading":true}`) {
+	if code != 0 || !strings.Contains(js, `{"event":"unparseable","time":"2026-03-01T12:00:00.003Z","src":"192.0.2.10:50700","dst":"192.0.2.1:9092","stream_offset":0,"length":16,"leading":true,`) {
 		t.Errorf("exit %d; leading unparseable event missing in\n%s", code, js)
 	}
 	if _, _, code := runCLI(t, "", "--summary", build(true)); code != 2 {

@@ -17,11 +17,15 @@ Decodes one Kafka frame (size prefix included) from a binary FILE, from
 standard input (-), or from --hex. Requests carry their API key; a response
 needs --response --api KEY --version N.
 
-Examples:
+A frame given without --response that also decodes exactly as a CreateAcls
+or DeleteAcls response gets a hint on standard error naming the flags; the
+exit status is that of the request decode shown.
+
+Examples (from the repository's root):
   kdissect frame testdata/frames/createacls-v3-request.bin
-  kdissect frame -x --hex 00000015001e000300000000000000020001000101000000 00
-  kdissect frame --response --api CreateAcls --version 3 resp.bin
-  kdissect frame --json - < req.bin | jq .summary
+  kdissect frame -x --hex 00000015001e00030000000000000002000100010100000000
+  kdissect frame --response --api CreateAcls --version 3 testdata/frames/createacls-v3-response.bin
+  kdissect frame --json - < testdata/frames/createacls-v3-request.bin | jq .summary
 
 Flags:
 `
@@ -71,6 +75,9 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 			return false, usageError{"--api and --version describe a response: add --response (a request carries its own)"}
 		}
 		m = reg.DecodeRequest(frame)
+		if !cleanACL(m) {
+			hintResponse(reg, frame, stderr)
+		}
 	}
 	if *tui {
 		return len(m.Problems) > 0, runFrameTUI(m)
@@ -94,6 +101,36 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 		return false, err
 	}
 	return len(m.Problems) > 0, nil
+}
+
+// cleanACL reports whether m is an ACL message decoded without a problem:
+// then the frame needs no second reading.
+func cleanACL(m *dissect.Message) bool {
+	return (m.APIKey == 30 || m.APIKey == 31) && len(m.Problems) == 0
+}
+
+// hintResponse says on stderr when a frame given as a request also decodes
+// exactly (every byte consumed, no problem) as an ACL response: a response
+// does not carry its API key, so without the flags it is read as whatever
+// request its correlation id's bytes spell, typically "Produce v0".
+// The output stays the request decode asked for; the hint only names the
+// flags, which is why it does not change the exit status.
+func hintResponse(reg *dissect.Registry, frame []byte, stderr io.Writer) {
+	for _, key := range []int16{30, 31} {
+		var fits []string
+		best := -1
+		for v := 0; v <= 3; v++ {
+			if r := reg.DecodeResponse(frame, key, int16(v)); len(r.Problems) == 0 {
+				fits = append(fits, fmt.Sprintf("v%d", v))
+				best = v
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		fmt.Fprintf(stderr, "kdissect: this frame also decodes exactly as a %s response (%s); to read it so, add --response --api %d --version %d\n",
+			dissect.APIName(key), strings.Join(fits, ", "), key, best)
+	}
 }
 
 func readFrameInput(hexIn string, args []string, stdin io.Reader) ([]byte, error) {

@@ -164,8 +164,13 @@ func appendLength(b []byte, n int64) []byte {
 // jsonPrinter writes NDJSON: the dissector's message object plus where
 // and when it was captured; anomalies are objects with an "event" key.
 type jsonPrinter struct {
-	w   *bufio.Writer
-	buf []byte
+	w    *bufio.Writer
+	buf  []byte
+	file []byte // `,"file":"PATH"` while a file is read; none live
+}
+
+func (p *jsonPrinter) setFile(path string) {
+	p.file = dissect.AppendJSONString(append(p.file[:0], `,"file":`...), path)
 }
 
 func (p *jsonPrinter) message(it *item, m *dissect.Message) {
@@ -189,6 +194,7 @@ func (p *jsonPrinter) message(it *item, m *dissect.Message) {
 		b = append(b, `,"latency_us":`...)
 		b = strconv.AppendInt(b, it.latency.Microseconds(), 10)
 	}
+	b = append(b, p.file...)
 	b = append(b, ',')
 	b = dissect.AppendJSONFields(b, m)
 	b = append(b, "}\n"...)
@@ -248,6 +254,7 @@ func (p *jsonPrinter) event(it *item) {
 		b = append(b, `","server":`...)
 		b = appendAddrJSON(b, e.Server)
 	}
+	b = append(b, p.file...)
 	b = append(b, "}\n"...)
 	p.w.Write(b)
 	p.buf = b

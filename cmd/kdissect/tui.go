@@ -152,16 +152,18 @@ func startCaptureReader(o captureOpts, reg *dissect.Registry, sel selector, port
 	s := newSession(reg, sel, tp, true)
 	s.limit = o.count
 	s.hold = o.iface == ""
-	pipe := reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event)
+	newPipe := func() *reassembly.Pipeline { return reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event) }
 	done := make(chan struct{})
 	var readErr error
 	go func() {
 		var err error
 		if o.iface != "" {
+			pipe := newPipe()
 			err = s.live(pipe, o, io.Discard)
+			pipe.Close()
 		} else {
 			var last int64
-			err = s.files(pipe, sources, func(doneBytes, total int64) {
+			err = s.files(newPipe, sources, func(doneBytes, total int64) {
 				if doneBytes-last < 1<<20 {
 					return
 				}
@@ -170,9 +172,8 @@ func startCaptureReader(o captureOpts, reg *dissect.Registry, sel selector, port
 				case pch <- tui.ProgressMsg{Done: doneBytes, Total: total}:
 				default: // the explorer is busy: it gets the next report
 				}
-			})
+			}, nil)
 		}
-		pipe.Close()
 		s.flushAll()
 		pch <- tui.ProgressMsg{Finished: true, Err: err}
 		close(ech)

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package main
+
+// drop has nothing to do where live capture is not built (see
+// reassembly.OpenLive): no socket is ever opened with privileges.
+func (d *dropTarget) drop() error { return nil }
