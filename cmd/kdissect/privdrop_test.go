@@ -128,7 +128,7 @@ func TestLiveCaptureDropsPrivileges(t *testing.T) {
 	}
 
 	// -w, opened as root before the drop, kept every packet after it.
-	again, stderrText, code := runCLI(t, "", "--summary", "--port", port, pcapOut)
+	again, stderrText, code := runCLI(t, "", "--summary", "--port", port, "--detect=false", pcapOut)
 	if code != 0 || summaryKinds(again) != wantLines {
 		t.Errorf("-w file read back: exit %d, %s\n%s", code, stderrText, again)
 	}
