@@ -59,16 +59,7 @@ func runAudit(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 
 func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
 	fs := flag.NewFlagSet("kdissect audit", flag.ContinueOnError)
-	// The capture flags of the main command; keep in step with runCapture.
-	fs.StringVar(&o.ports, "port", "9092", "broker `PORTS`: a list and ranges, e.g. 9092,9093,19090-19099")
-	fs.BoolVar(&o.detect, "detect", true, "also find Kafka on other ports (the side sending plausible request headers is the client)")
-	fs.StringVar(&o.iface, "iface", "", "capture live on interface `NAME` (needs root or CAP_NET_RAW); json and csv rows follow the capture, a table is printed when it stops")
-	fs.IntVar(&o.count, "c", 0, "stop after `N` messages")
-	fs.DurationVar(&o.duration, "duration", 0, "stop a live capture after this long (e.g. 30s)")
-	fs.StringVar(&o.write, "w", "", "live capture: also write the raw packets to `FILE` as pcap")
-	fs.IntVar(&o.maxFrame, "max-frame", reassembly.DefaultMaxFrame, "largest plausible frame in `BYTES`: a size prefix above it is corruption")
-	fs.StringVar(&o.schemaDir, "schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")
-	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
+	o.registerInput(fs)
 	fs.StringVar(&o.format, "format", "table", "output `FORMAT`: table, csv or json (NDJSON)")
 	fs.BoolVar(&o.effect, "effect", false, "print the net change instead: bindings added and removed by accepted changes")
 	fs.StringVar(&o.who, "who", "", "only changes made by principals matching the glob `PRINCIPAL`")
@@ -78,17 +69,12 @@ func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return false, err
 	}
+	if err := o.checkInput(files); err != nil {
+		return false, err
+	}
 	switch {
-	case o.iface == "" && len(files) == 0:
-		return false, usageError{"no capture: give pcap/pcapng FILEs, - for standard input, or --iface NAME"}
-	case o.iface != "" && len(files) > 0:
-		return false, usageError{"give either FILEs or --iface, not both"}
-	case o.iface == "" && (o.write != "" || o.duration != 0):
-		return false, usageError{"-w and --duration go with a live capture (--iface)"}
-	case o.count < 0, o.duration < 0, o.width < 0:
-		return false, usageError{"-c, --duration and --width take positive values"}
-	case o.maxFrame < 16:
-		return false, usageError{"--max-frame must be at least 16 bytes"}
+	case o.width < 0:
+		return false, usageError{"--width takes a positive value"}
 	case o.effect && o.failed:
 		return false, usageError{"--effect counts accepted changes only: it does not go with --failed"}
 	}
@@ -97,39 +83,11 @@ func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io
 	default:
 		return false, usageError{"--format takes table, csv or json"}
 	}
-	switch o.progress {
-	case "auto", "always", "never":
-	default:
-		return false, usageError{"--progress takes auto, always or never"}
-	}
-	ports, err := reassembly.ParsePorts(o.ports)
-	if err != nil {
-		return false, usageError{"--port: " + err.Error()}
-	}
-	reg, err := loadSchemaDir(o.schemaDir)
+	in, err := o.openInput(files, stdin)
 	if err != nil {
 		return false, err
 	}
-	var sources []namedSource
-	defer func() {
-		for _, s := range sources {
-			s.src.Close()
-		}
-	}()
-	for _, f := range files {
-		var src reassembly.Source
-		name := f
-		if f == "-" {
-			name = "standard input"
-			src, err = reassembly.OpenReader(name, stdin)
-		} else {
-			src, err = reassembly.OpenFile(f)
-		}
-		if err != nil {
-			return false, err
-		}
-		sources = append(sources, namedSource{name: name, src: src, size: fileSize(f)})
-	}
+	defer in.close()
 
 	bw := bufio.NewWriterSize(stdout, 1<<16)
 	ap := newAuditPrinter(o.principal)
@@ -175,27 +133,10 @@ func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io
 			}
 		}
 	}
-	s := newSession(reg, selector{}, ap, true) // the ACL APIs; indexes still count every frame
+	s := newSession(in.reg, selector{}, ap, true) // the ACL APIs; indexes still count every frame
 	s.limit = o.count
 	s.hold = o.iface == ""
-	newPipe := func() *reassembly.Pipeline {
-		return reassembly.NewPipeline(pipelineConfig(o.captureOpts, ports, s), s.event)
-	}
-	var seen tally
-	if o.iface != "" {
-		pipe := newPipe()
-		err = s.live(pipe, o.captureOpts, stderr)
-		pipe.Close()
-		seen.add(pipe)
-	} else {
-		var total int64
-		for _, src := range sources {
-			total += src.size
-		}
-		bar := newProgress(stderr, o.progress, total)
-		err = s.files(newPipe, sources, func(done, _ int64) { bar.update(done) }, &seen)
-		bar.done()
-	}
+	seen, err := o.captureOpts.read(s, in, stderr)
 	s.flushAll()
 	rows := ap.finish()
 	if o.effect {

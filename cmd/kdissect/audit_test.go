@@ -537,7 +537,8 @@ func TestAuditUsageErrors(t *testing.T) {
 		{[]string{"audit", "--format", "xml", "x.pcap"}, "kdissect: --format takes table, csv or json\n"},
 		{[]string{"audit", "--effect", "--failed", "x.pcap"}, "kdissect: --effect counts accepted changes only: it does not go with --failed\n"},
 		{[]string{"audit"}, "kdissect: no capture: give pcap/pcapng FILEs, - for standard input, or --iface NAME\n"},
-		{[]string{"audit", "--width", "-3", "x.pcap"}, "kdissect: -c, --duration and --width take positive values\n"},
+		{[]string{"audit", "--width", "-3", "x.pcap"}, "kdissect: --width takes a positive value\n"},
+		{[]string{"audit", "--user", "nobody", "x.pcap"}, "kdissect: --user goes with a live capture (--iface)\n"},
 	} {
 		out, stderr, code := runCLI(t, "", c.args...)
 		if code != exitUsage || out != "" || !strings.HasPrefix(stderr, c.want) {

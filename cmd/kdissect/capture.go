@@ -70,81 +70,69 @@ type captureOpts struct {
 	drop      *dropTarget // who to become once the capture is open; nil: stay
 }
 
-func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
-	var o captureOpts
-	fs := flag.NewFlagSet("kdissect", flag.ContinueOnError)
+// registerInput adds the flags of every command that reads a capture
+// (the main command and audit), so that they stay the same.
+func (o *captureOpts) registerInput(fs *flag.FlagSet) {
 	fs.StringVar(&o.ports, "port", "9092", "broker `PORTS`: a list and ranges, e.g. 9092,9093,19090-19099")
 	fs.BoolVar(&o.detect, "detect", true, "also find Kafka on other ports (the side sending plausible request headers is the client)")
-	fs.BoolVar(&o.asJSON, "json", false, "print NDJSON: one message or event a line (the contract in README.md)")
-	fs.BoolVar(&o.summary, "summary", false, "print one line per message")
-	fs.BoolVar(&o.all, "all", false, "also show every other API (header decoded, body opaque unless --schema-dir defines it)")
-	fs.StringVar(&o.apis, "api", "", "only these `APIS`: names or numbers, comma separated (CreateAcls,31)")
 	fs.StringVar(&o.iface, "iface", "", "capture live on interface `NAME` (needs root or CAP_NET_RAW)")
 	fs.IntVar(&o.count, "c", 0, "stop after `N` messages")
 	fs.DurationVar(&o.duration, "duration", 0, "stop a live capture after this long (e.g. 30s)")
 	fs.StringVar(&o.write, "w", "", "live capture: also write the raw packets to `FILE` as pcap")
 	fs.IntVar(&o.maxFrame, "max-frame", reassembly.DefaultMaxFrame, "largest plausible frame in `BYTES`: a size prefix above it is corruption")
 	fs.StringVar(&o.schemaDir, "schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")
-	fs.BoolVar(&o.tui, "tui", false, "open the interactive hex explorer")
-	fs.BoolVar(&o.hexDump, "x", false, "add each message's byte layout to the tree output")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&o.user, "user", "", "live capture: once the socket and -w file are open, parse as user `NAME` (default nobody when run as root)")
-	fs.BoolVar(&o.version, "version", false, "print kdissect's version and the VCS revision it was built from")
-	positional, err := parseInterspersed(fs, captureUsage, args, stdout)
-	if err != nil {
-		return false, err
-	}
-	if o.version {
-		printVersion(stdout)
-		return false, errHelp
-	}
-	files := positional
+}
+
+// checkInput refuses input flags that do not go together.
+func (o *captureOpts) checkInput(files []string) error {
 	switch {
 	case o.iface == "" && len(files) == 0:
-		return false, usageError{"no capture: give pcap/pcapng FILEs, - for standard input, or --iface NAME"}
+		return usageError{"no capture: give pcap/pcapng FILEs, - for standard input, or --iface NAME"}
 	case o.iface != "" && len(files) > 0:
-		return false, usageError{"give either FILEs or --iface, not both"}
+		return usageError{"give either FILEs or --iface, not both"}
 	case o.iface == "" && (o.write != "" || o.duration != 0):
-		return false, usageError{"-w and --duration go with a live capture (--iface)"}
+		return usageError{"-w and --duration go with a live capture (--iface)"}
 	case o.iface == "" && o.user != "":
-		return false, usageError{"--user goes with a live capture (--iface)"}
-	case o.asJSON && o.summary, o.asJSON && o.tui, o.summary && o.tui:
-		return false, usageError{"choose one of --json, --summary and --tui"}
+		return usageError{"--user goes with a live capture (--iface)"}
 	case o.count < 0, o.duration < 0:
-		return false, usageError{"-c and --duration take positive values"}
+		return usageError{"-c and --duration take positive values"}
 	case o.maxFrame < 16:
-		return false, usageError{"--max-frame must be at least 16 bytes"}
+		return usageError{"--max-frame must be at least 16 bytes"}
 	}
 	switch o.progress {
 	case "auto", "always", "never":
 	default:
-		return false, usageError{"--progress takes auto, always or never"}
+		return usageError{"--progress takes auto, always or never"}
 	}
+	return nil
+}
+
+// input is what the input flags resolve to before anything is read.
+type input struct {
+	ports   reassembly.PortSet
+	reg     *dissect.Registry
+	sources []namedSource
+}
+
+// openInput checks every file (and the --user to become) before anything
+// is printed, so that a typo in the third file does not leave half an
+// output behind. The caller closes the input.
+func (o *captureOpts) openInput(files []string, stdin io.Reader) (*input, error) {
 	ports, err := reassembly.ParsePorts(o.ports)
 	if err != nil {
-		return false, usageError{"--port: " + err.Error()}
+		return nil, usageError{"--port: " + err.Error()}
 	}
-	filter, err := parseAPIFilter(o.apis)
-	if err != nil {
-		return false, err
-	}
-	reg, err := loadSchemaDir(o.schemaDir)
-	if err != nil {
-		return false, err
+	in := &input{ports: ports}
+	if in.reg, err = loadSchemaDir(o.schemaDir); err != nil {
+		return nil, err
 	}
 	if o.iface != "" {
 		if o.drop, err = resolveUser(o.user); err != nil {
-			return false, err
+			return nil, err
 		}
 	}
-	// Check every file before printing anything, so a typo in the third
-	// file does not leave half an output behind.
-	var sources []namedSource
-	defer func() {
-		for _, s := range sources {
-			s.src.Close()
-		}
-	}()
 	for _, f := range files {
 		var src reassembly.Source
 		name := f
@@ -155,14 +143,82 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 			src, err = reassembly.OpenFile(f)
 		}
 		if err != nil {
-			return false, err
+			in.close()
+			return nil, err
 		}
-		sources = append(sources, namedSource{path: f, name: name, src: src, size: fileSize(f)})
+		in.sources = append(in.sources, namedSource{path: f, name: name, src: src, size: fileSize(f)})
 	}
+	return in, nil
+}
+
+func (in *input) close() {
+	for _, s := range in.sources {
+		s.src.Close()
+	}
+}
+
+// read feeds the whole input to s: the live interface, or the files with a
+// progress bar on stderr. It returns what the pipelines saw.
+func (o *captureOpts) read(s *session, in *input, stderr io.Writer) (tally, error) {
+	newPipe := func() *reassembly.Pipeline { return reassembly.NewPipeline(pipelineConfig(*o, in.ports, s), s.event) }
+	var seen tally
+	var err error
+	if o.iface != "" {
+		pipe := newPipe()
+		err = s.live(pipe, *o, stderr)
+		pipe.Close()
+		s.flushAll()
+		seen.add(pipe)
+		return seen, err
+	}
+	var total int64
+	for _, src := range in.sources {
+		total += src.size
+	}
+	bar := newProgress(stderr, o.progress, total)
+	err = s.files(newPipe, in.sources, func(done, _ int64) { bar.update(done) }, &seen)
+	bar.done()
+	return seen, err
+}
+
+func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
+	var o captureOpts
+	fs := flag.NewFlagSet("kdissect", flag.ContinueOnError)
+	o.registerInput(fs)
+	fs.BoolVar(&o.asJSON, "json", false, "print NDJSON: one message or event a line (the contract in README.md)")
+	fs.BoolVar(&o.summary, "summary", false, "print one line per message")
+	fs.BoolVar(&o.all, "all", false, "also show every other API (header decoded, body opaque unless --schema-dir defines it)")
+	fs.StringVar(&o.apis, "api", "", "only these `APIS`: names or numbers, comma separated (CreateAcls,31)")
+	fs.BoolVar(&o.tui, "tui", false, "open the interactive hex explorer")
+	fs.BoolVar(&o.hexDump, "x", false, "add each message's byte layout to the tree output")
+	fs.BoolVar(&o.version, "version", false, "print kdissect's version and the VCS revision it was built from")
+	files, err := parseInterspersed(fs, captureUsage, args, stdout)
+	if err != nil {
+		return false, err
+	}
+	if o.version {
+		printVersion(stdout)
+		return false, errHelp
+	}
+	if o.asJSON && o.summary || o.asJSON && o.tui || o.summary && o.tui {
+		return false, usageError{"choose one of --json, --summary and --tui"}
+	}
+	if err := o.checkInput(files); err != nil {
+		return false, err
+	}
+	filter, err := parseAPIFilter(o.apis)
+	if err != nil {
+		return false, err
+	}
+	in, err := o.openInput(files, stdin)
+	if err != nil {
+		return false, err
+	}
+	defer in.close()
 
 	sel := selector{filter: filter, all: o.all}
 	if o.tui {
-		return runCaptureTUI(o, reg, sel, ports, sources)
+		return runCaptureTUI(o, in.reg, sel, in.ports, in.sources)
 	}
 	bw := bufio.NewWriterSize(stdout, 1<<20)
 	var p printer
@@ -174,27 +230,13 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	default:
 		p = &treePrinter{w: bw, hexDump: o.hexDump}
 	}
-	s := newSession(reg, sel, p, !o.asJSON)
+	s := newSession(in.reg, sel, p, !o.asJSON)
 	s.limit = o.count
 	s.hold = o.iface == "" // a live capture prints each message at once
-	newPipe := func() *reassembly.Pipeline { return reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event) }
-	var seen tally
 	if o.iface != "" {
-		pipe := newPipe()
 		s.afterPrint = func() { bw.Flush() }
-		err = s.live(pipe, o, stderr)
-		pipe.Close()
-		s.flushAll()
-		seen.add(pipe)
-	} else {
-		var total int64
-		for _, src := range sources {
-			total += src.size
-		}
-		bar := newProgress(stderr, o.progress, total)
-		err = s.files(newPipe, sources, func(done, _ int64) { bar.update(done) }, &seen)
-		bar.done()
 	}
+	seen, err := o.read(s, in, stderr)
 	if ferr := bw.Flush(); ferr != nil && err == nil && !isBrokenPipe(ferr) {
 		err = ferr
 	}
