@@ -44,6 +44,11 @@ type Result struct {
 	Addr      string     // broker address, 127.0.0.1:PORT
 	Exchanges []Exchange // CreateAcls/DeleteAcls exchanges in request order
 	Frames    []*Frame   // every request the clients wrote (ACL or not), in order
+
+	// Synthesized captures only (BuildTLSCapture): key log file names and
+	// the client connections.
+	Keylog, PartialKeylog string
+	Connections           []ConnectionJSON
 }
 
 // DefaultTimeout bounds one scenario run started by Run.
