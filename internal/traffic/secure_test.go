@@ -107,6 +107,7 @@ func TestSecureScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkPcap(t, pcap.Bytes(), n, wire)
+			checkStreams(t, res, wire)
 		})
 	}
 }
@@ -458,6 +459,56 @@ func TestCommittedSecureCaptures(t *testing.T) {
 		for i, x := range f.Exchanges {
 			if x.Principal == "" {
 				t.Errorf("%s: exchange %d has no principal", name, i)
+			}
+		}
+	}
+}
+
+// checkStreams checks the recorded streams against the sidecar: the
+// ports are the synthesized ones, a TLS connection's bytes are whole TLS
+// records both ways (encrypted application data, no Kafka frame in the
+// clear) and a plaintext one starts with a Kafka ApiVersions request.
+func checkStreams(t *testing.T, res *Result, wire *Wire) {
+	t.Helper()
+	toServer, toClient := wire.Streams()
+	byPort := map[int]int{}
+	for i, c := range wire.Conns() {
+		if c.Server.Port != SynthBrokerPort || c.Client.Port != SynthClientPort+i {
+			t.Errorf("connection %d: ports %d -> %d", i, c.Client.Port, c.Server.Port)
+		}
+		byPort[c.Client.Port] = i
+	}
+	for _, x := range res.Exchanges {
+		if _, ok := byPort[x.ClientPort]; !ok {
+			t.Errorf("exchange on client port %d, which no connection has", x.ClientPort)
+		}
+	}
+	for _, c := range res.Connections {
+		i, ok := byPort[c.ClientPort]
+		if !ok {
+			t.Fatalf("connection on port %d not recorded", c.ClientPort)
+		}
+		if c.TLS == nil {
+			if b := toServer[i]; len(b) < 8 || binary.BigEndian.Uint16(b[4:]) != 18 {
+				t.Errorf("port %d: plaintext stream does not start with ApiVersions", c.ClientPort)
+			}
+			continue
+		}
+		for dir, b := range [][]byte{toServer[i], toClient[i]} {
+			counts := map[byte]int{}
+			for len(b) > 0 {
+				if len(b) < 5 {
+					t.Fatalf("port %d dir %d: %d bytes left, not a record header", c.ClientPort, dir, len(b))
+				}
+				typ, ver, n := b[0], binary.BigEndian.Uint16(b[1:]), int(binary.BigEndian.Uint16(b[3:]))
+				if typ < 20 || typ > 23 || ver < 0x0301 || ver > 0x0303 || n > 1<<14+256 || n > len(b)-5 {
+					t.Fatalf("port %d dir %d: bad record header % x", c.ClientPort, dir, b[:5])
+				}
+				counts[typ]++
+				b = b[5+n:]
+			}
+			if counts[23] == 0 || counts[21] > 1 {
+				t.Errorf("port %d dir %d: records by type %v", c.ClientPort, dir, counts)
 			}
 		}
 	}

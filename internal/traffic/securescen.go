@@ -29,6 +29,13 @@ const (
 	ScenarioSASLPlaintext = "sasl-scram-acls"     // shipped: plaintext PLAIN, SCRAM-SHA-256/512, a failed login
 )
 
+// Ports of the synthesized captures: the broker's, and the first client
+// connection's (the next ones count up).
+const (
+	SynthBrokerPort = 9092
+	SynthClientPort = 50100
+)
+
 // SecureNames lists the synthesized-capture scenarios.
 func SecureNames() []string {
 	out := make([]string, len(secureScenarios))
@@ -556,7 +563,20 @@ func RunSecure(ctx context.Context, name string) (res *Result, wire *Wire, keylo
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("scenario %s: %w", name, err)
 	}
-	res = &Result{Scenario: name, Addr: b.Addr, Exchanges: ex, Frames: frames, Connections: conns}
+	// The capture shows the broker on Kafka's default port and the clients
+	// on fixed ports, so a regenerated capture differs from the last one
+	// only in timestamps and key material, and kdissect needs no --port.
+	ports := s.wire.Renumber(SynthBrokerPort, func(i int) int { return SynthClientPort + i })
+	for i := range ex {
+		ex[i].ClientPort = ports[ex[i].ClientPort]
+	}
+	for _, f := range frames {
+		f.ClientPort = ports[f.ClientPort]
+	}
+	for i := range conns {
+		conns[i].ClientPort = ports[conns[i].ClientPort]
+	}
+	res = &Result{Scenario: name, Addr: fmt.Sprintf("127.0.0.1:%d", SynthBrokerPort), Exchanges: ex, Frames: frames, Connections: conns}
 	if sc.server != nil {
 		keylog, partial = s.keylogs()
 		if !sc.partial {

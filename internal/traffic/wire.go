@@ -194,3 +194,26 @@ func (w *Wire) Streams() (toServer, toClient [][]byte) {
 	}
 	return toServer, toClient
 }
+
+// Renumber gives the recorded connections the ports a capture should
+// show: the server's becomes serverPort and the clients' ports come from
+// clientPort in connection order (0 keeps a port). It returns the old
+// client port to new mapping. Call it after the traffic is done.
+func (w *Wire) Renumber(serverPort int, clientPort func(i int) int) map[int]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := map[int]int{}
+	for i := range w.conns {
+		c := w.conns[i]
+		cl, sv := *c.Client, *c.Server
+		if p := clientPort(i); p != 0 {
+			m[cl.Port] = p
+			cl.Port = p
+		}
+		if serverPort != 0 {
+			sv.Port = serverPort
+		}
+		w.conns[i] = WireConnInfo{Client: &cl, Server: &sv}
+	}
+	return m
+}
