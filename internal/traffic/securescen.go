@@ -538,7 +538,7 @@ func RunSecure(ctx context.Context, name string) (res *Result, wire *Wire, keylo
 		defer cancel()
 	}
 	// Steered before the broker starts and restored after it stopped.
-	restore := steerTLS13(sc.suite13)
+	restore := SteerTLS13(sc.suite13)
 	defer restore()
 	var srv *tls.Config
 	if sc.server != nil {

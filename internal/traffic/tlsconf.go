@@ -163,9 +163,11 @@ var tls13SuitesNoAES []uint16
 
 var steerMu sync.Mutex
 
-// steerTLS13 makes suite the only TLS 1.3 suite until the returned
-// function is called. suite 0 leaves Go's choice alone.
-func steerTLS13(suite uint16) (restore func()) {
+// SteerTLS13 makes suite the only TLS 1.3 suite crypto/tls offers and
+// accepts, in this whole process, until the returned function is called;
+// calls wait for each other. Call it before the server and clients start
+// and restore after their last handshake. suite 0 leaves Go's choice alone.
+func SteerTLS13(suite uint16) (restore func()) {
 	steerMu.Lock()
 	if suite == 0 {
 		return steerMu.Unlock
