@@ -12,7 +12,11 @@
 // recorded on the client's sockets and written as the packets of a
 // capture on lo (internal/traffic's Synth: handshake, 1448-byte segments,
 // ACKs, FIN), streamed to the file, so memory stays small at any size.
-// The broker is shown on port 9092. The key material is throwaway.
+// The broker is shown on port 9092 (-port). The key material is throwaway.
+//
+// tshark needs to be told that the port carries TLS, since it takes 9092 for
+// plaintext Kafka: -o tls.keylog_file:K -d tcp.port==9092,tls
+// -d tls.port==9092,kafka.
 package main
 
 import (
@@ -42,15 +46,17 @@ func main() {
 	frameSize := flag.Int("frame", 16<<10, "bytes of each Kafka frame the client writes, size prefix included")
 	aclEvery := flag.Int("acl-every", 10, "every Nth frame is a CreateAcls v3 request")
 	seed := flag.Uint64("seed", 1, "seed of the random bodies")
+	port := flag.Int("port", 9092, "broker port the capture shows")
 	flag.Parse()
 	if *keylog == "" {
 		*keylog = trimExt(*out) + ".keylog"
 	}
-	if *conns < 1 || *frameSize < 256 || *frameSize > 1<<20 || *aclEvery < 1 || *size < 1 {
-		fmt.Fprintln(os.Stderr, "tlsgen: -conns must be >= 1, -frame 256..1048576, -acl-every >= 1, -size > 0")
+	if *conns < 1 || *frameSize < 256 || *frameSize > 1<<20 || *aclEvery < 1 || *size < 1 || *port < 1 || *port > 65535 {
+		fmt.Fprintln(os.Stderr, "tlsgen: -conns must be >= 1, -frame 256..1048576, -acl-every >= 1, -size > 0, -port 1..65535")
 		os.Exit(1)
 	}
-	st, err := generate(*out, *keylog, *size, *conns, *frameSize, *aclEvery, *seed)
+	st, err := generate(options{out: *out, keylog: *keylog, size: *size, conns: *conns, frameSize: *frameSize,
+		aclEvery: *aclEvery, seed: *seed, port: *port})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tlsgen:", err)
 		os.Exit(1)
@@ -98,7 +104,15 @@ func (l *lockedKeyLog) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func generate(out, keylogPath string, size int64, nconns, frameSize, aclEvery int, seed uint64) (st stats, err error) {
+type options struct {
+	out, keylog                      string
+	size                             int64
+	conns, frameSize, aclEvery, port int
+	seed                             uint64
+}
+
+func generate(o options) (st stats, err error) {
+	out, keylogPath, size, nconns, frameSize, aclEvery, seed := o.out, o.keylog, o.size, o.conns, o.frameSize, o.aclEvery, o.seed
 	certs, err := traffic.TestCerts()
 	if err != nil {
 		return st, err
@@ -126,7 +140,7 @@ func generate(out, keylogPath string, size int64, nconns, frameSize, aclEvery in
 	if err != nil {
 		return st, err
 	}
-	wire := traffic.NewStreamingWire(&renumber{sink: synth})
+	wire := traffic.NewStreamingWire(&renumber{sink: synth, port: o.port})
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -214,12 +228,16 @@ func generate(out, keylogPath string, size int64, nconns, frameSize, aclEvery in
 	return st, nil
 }
 
-// renumber shows the server on 9092 whatever port it listened on.
-type renumber struct{ sink traffic.WireSink }
+// renumber shows the server on the chosen port whatever port it listened
+// on.
+type renumber struct {
+	sink traffic.WireSink
+	port int
+}
 
 func (r *renumber) WireEvent(info traffic.WireConnInfo, ev traffic.WireEvent) error {
 	sv := *info.Server
-	sv.Port = 9092
+	sv.Port = r.port
 	info.Server = &sv
 	return r.sink.WireEvent(info, ev)
 }
