@@ -64,6 +64,10 @@ type TLSJSON struct {
 	Resumed           bool   `json:"resumed"`
 	HelloRetry        bool   `json:"helloRetry"`
 	ClientCertSubject string `json:"clientCertSubject,omitempty"` // RFC 2253
+	// KeylogLines counts this connection's lines in the key log: 4 for
+	// TLS 1.3, 1 (CLIENT_RANDOM) for TLS 1.2, 0 for a resumed TLS 1.2
+	// session, which the master secret of the session it resumed decrypts.
+	KeylogLines int `json:"keylogLines"`
 	// InPartialKeylog is set when a partial key log was written: whether
 	// this connection's secrets are in it.
 	InPartialKeylog *bool `json:"inPartialKeylog,omitempty"`

@@ -378,7 +378,9 @@ func (s *session) connections(frames []*Frame, partial bool) ([]ConnectionJSON, 
 					return nil, fmt.Errorf("connection %d: key log line %q does not name client random %s", m.clientPort, l, t.ClientRandom)
 				}
 			}
-			if len(m.keylog) == 0 {
+			// A resumed TLS 1.2 session is the one case Go logs nothing for.
+			t.KeylogLines = len(m.keylog)
+			if len(m.keylog) == 0 && !(m.state.Version == tls.VersionTLS12 && m.state.DidResume) {
 				return nil, fmt.Errorf("connection %d: no key log lines", m.clientPort)
 			}
 			if partial {

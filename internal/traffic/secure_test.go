@@ -65,6 +65,12 @@ var (
 			{"User:alice", MechScram256, "sasl", true, "1.2", "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", false, false},
 			{"User:mallory", MechPlain, "sasl", true, "1.2", "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", false, false},
 		}},
+		ScenarioTLS12RSA: {conns: []wantConn{
+			{"User:admin", MechPlain, "sasl", true, "1.2", "TLS_RSA_WITH_AES_128_GCM_SHA256", false, false},
+			{"User:admin", MechPlain, "sasl", true, "1.2", "TLS_RSA_WITH_AES_128_GCM_SHA256", true, false},
+			{"User:alice", MechScram256, "sasl", true, "1.2", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", false, false},
+			{"User:mallory", MechPlain, "sasl", true, "1.2", "TLS_RSA_WITH_AES_128_CBC_SHA256", false, false},
+		}},
 		ScenarioMTLS: {kgo: true, conns: []wantConn{
 			{"User:" + ClientCertDN, "", "tls", true, "1.3", aes128, false, false},
 		}},
@@ -198,6 +204,12 @@ func checkSecure(t *testing.T, name string, res *Result, keylog, partial []byte)
 		want := 4 // TLS 1.3: two handshake and two application traffic secrets
 		if c.TLS.Version == "1.2" {
 			want = 1 // CLIENT_RANDOM
+			if c.TLS.Resumed {
+				want = 0 // Go logs nothing for a resumed TLS 1.2 session
+			}
+		}
+		if c.TLS.KeylogLines != want {
+			t.Errorf("connection %d: sidecar says %d key log lines, want %d", c.ClientPort, c.TLS.KeylogLines, want)
 		}
 		if perRandom[c.TLS.ClientRandom] != want {
 			t.Errorf("connection %d: %d key log lines, want %d", c.ClientPort, perRandom[c.TLS.ClientRandom], want)

@@ -23,6 +23,7 @@ const (
 	ScenarioTLS12GCM      = "tls12-gcm"           // ECDHE-ECDSA AES-128/256-GCM, sarama
 	ScenarioTLS12ChaCha   = "tls12-chacha"        // ECDHE-ECDSA ChaCha20-Poly1305
 	ScenarioTLS12CBC      = "tls12-cbc"           // ECDHE-ECDSA AES-CBC with HMAC-SHA1 and HMAC-SHA256
+	ScenarioTLS12RSA      = "tls12-rsa-resume"    // RSA key exchange and ECDHE-RSA; a resumed TLS 1.2 session
 	ScenarioMTLS          = "mtls"                // client certificate, no SASL
 	ScenarioInterleaved   = "interleaved"         // two users, same correlation IDs, interleaved
 	ScenarioMissingKey    = "tls13-missing-key"   // a partial key log lacks one connection
@@ -77,6 +78,17 @@ var secureScenarios = []secureScenario{
 			tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256,
 		}
 	})},
+	{name: ScenarioTLS12RSA, sasl: true, run: runTLS12RSA, server: func(c *Certs) *tls.Config {
+		// Go serves the first certificate that fits the suite: the ECDSA
+		// one for ECDHE-ECDSA, the RSA one for RSA and ECDHE-RSA. The RSA
+		// key exchange suites are out of Go's defaults but allowed when
+		// named.
+		return &tls.Config{Certificates: []tls.Certificate{c.Server, c.ServerRSA}, MinVersion: tls.VersionTLS12,
+			CipherSuites: []uint16{
+				tls.TLS_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+				tls.TLS_RSA_WITH_AES_128_CBC_SHA256,
+			}}
+	}},
 	{name: ScenarioMTLS, suite13: tls.TLS_AES_128_GCM_SHA256, run: runMTLS, server: tlsServer(func(c *tls.Config) {
 		certs, _ := TestCerts()
 		c.ClientAuth = tls.RequireAndVerifyClientCert
@@ -381,6 +393,35 @@ func runTLS12CBC(s *session, c *Certs) error {
 	}
 	return s.rawSession(mallory(client12(c, tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA), "kdissect-cbc-mallory"),
 		func(rc *rawConn) error { return deniedACLs(rc, 1) })
+}
+
+// runTLS12RSA (TLS 1.2 with the RSA broker certificate): admin (PLAIN) on
+// TLS_RSA_WITH_AES_128_GCM_SHA256 (RSA key exchange) at v3, then on a
+// second connection that resumes that session from its ticket at v1 (Go
+// writes no key log line for a resumed TLS 1.2 session: the first
+// connection's master secret decrypts it); alice (SCRAM-SHA-256) on
+// ECDHE-RSA-AES256-GCM-SHA384 at v2; mallory on RSA-AES128-SHA256 (CBC,
+// HMAC-SHA256) refused at v3.
+func runTLS12RSA(s *session, c *Certs) error {
+	cfg := client12(c, tls.TLS_RSA_WITH_AES_128_GCM_SHA256)
+	cfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	if err := s.rawSession(admin(cfg, "kdissect-rsa-admin"), func(rc *rawConn) error {
+		return rawACLs(rc, "rsa-first", "User:alice", 3)
+	}); err != nil {
+		return err
+	}
+	if err := s.rawSession(admin(cfg, "kdissect-rsa-admin-resumed"), func(rc *rawConn) error {
+		return rawACLs(rc, "rsa-resumed", "User:alice", 1)
+	}); err != nil {
+		return err
+	}
+	if err := s.rawSession(alice(client12(c, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384), "kdissect-rsa-alice"), func(rc *rawConn) error {
+		return rawACLs(rc, "rsa-alice", "User:bob", 2)
+	}); err != nil {
+		return err
+	}
+	return s.rawSession(mallory(client12(c, tls.TLS_RSA_WITH_AES_128_CBC_SHA256), "kdissect-rsa-mallory"),
+		func(rc *rawConn) error { return deniedACLs(rc, 3) })
 }
 
 // runMTLS (TLS 1.3, client certificate ClientCertDN, no SASL): kadm and raw

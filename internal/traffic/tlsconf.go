@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -32,8 +33,12 @@ const ClientCertDN = "CN=svc-payments,OU=payments,O=Example Corp,L=Zurich,C=CH"
 type Certs struct {
 	CA     *x509.Certificate
 	Pool   *x509.CertPool
-	Server tls.Certificate
-	Client tls.Certificate
+	Server tls.Certificate // ECDSA P-256
+	// ServerRSA is an RSA-2048 broker certificate for TLS 1.2's RSA key
+	// exchange and ECDHE-RSA suites. Its key is random per process (Go
+	// generates RSA keys from its own randomness).
+	ServerRSA tls.Certificate
+	Client    tls.Certificate
 }
 
 var (
@@ -123,13 +128,25 @@ func makeCerts() (*Certs, error) {
 	if got := cli.Subject.String(); got != ClientCertDN {
 		return nil, fmt.Errorf("client certificate subject %q, want %q", got, ClientCertDN)
 	}
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	rsaTmpl := *srvTmpl
+	rsaTmpl.SerialNumber = big.NewInt(4)
+	rsaTmpl.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment
+	rsaDER, err := x509.CreateCertificate(rand.Reader, &rsaTmpl, ca, &rsaKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
 	return &Certs{
-		CA:     ca,
-		Pool:   pool,
-		Server: tls.Certificate{Certificate: [][]byte{srvDER, caDER}, PrivateKey: srvKey},
-		Client: tls.Certificate{Certificate: [][]byte{cliDER, caDER}, PrivateKey: cliKey},
+		CA:        ca,
+		Pool:      pool,
+		Server:    tls.Certificate{Certificate: [][]byte{srvDER, caDER}, PrivateKey: srvKey},
+		ServerRSA: tls.Certificate{Certificate: [][]byte{rsaDER, caDER}, PrivateKey: rsaKey},
+		Client:    tls.Certificate{Certificate: [][]byte{cliDER, caDER}, PrivateKey: cliKey},
 	}, nil
 }
 
