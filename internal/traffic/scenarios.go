@@ -25,7 +25,7 @@ type Exchange struct {
 	Response any
 
 	ClientPort int    // the client's TCP port: with the broker port it names the stream
-	User       string // the SASL/PLAIN user of the connection
+	User       string // the SASL user of the connection ("" without SASL)
 }
 
 // Scenario names, in the order Names returns them.

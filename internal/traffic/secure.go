@@ -41,7 +41,15 @@ const (
 	OpsPass = "ops-secret"
 	BobUser = "bob" // SCRAM-SHA-256 user; the scenarios log in with a wrong password
 	BobPass = "bob-secret"
+	// BobWrongPass is the password bob tries in ScenarioSASLPlaintext.
+	BobWrongPass = "not-" + BobPass
 )
+
+// PlainPasswords are the passwords that cross the wire in the clear inside
+// SASL PLAIN tokens (in plaintext captures, or once TLS is decrypted):
+// what a redaction test must never find in kdissect's output. SCRAM sends
+// no password, only a salted proof (the p= attribute of client-final).
+func PlainPasswords() []string { return []string{AdminPass, MalloryPass} }
 
 // startSecureBroker starts a one-node kfake cluster on 127.0.0.1:0 with an
 // optional TLS listener. With sasl, SASL and ACL checks are on: AdminUser

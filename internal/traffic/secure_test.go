@@ -114,6 +114,14 @@ func TestSecureScenarios(t *testing.T) {
 			}
 			checkPcap(t, pcap.Bytes(), n, wire)
 			checkStreams(t, res, wire)
+			// SASL PLAIN passwords are on the wire in the clear exactly
+			// when there is no TLS.
+			for _, pw := range PlainPasswords() {
+				clear := bytes.Contains(pcap.Bytes(), []byte(pw))
+				if want := res.Connections[0].TLS == nil && name != ScenarioMTLS; clear != want {
+					t.Errorf("password %q in the clear: %v, want %v", pw, clear, want)
+				}
+			}
 		})
 	}
 }

@@ -544,7 +544,7 @@ func runSASLPlaintext(s *session, c *Certs) error {
 	if err := s.rawSession(mallory(nil, "kdissect-sasl-mallory"), func(rc *rawConn) error { return deniedACLs(rc, 3) }); err != nil {
 		return err
 	}
-	bad := clientSpec{user: BobUser, pass: "not-" + BobPass, mech: MechScram256, clientID: "kdissect-sasl-bob"}
+	bad := clientSpec{user: BobUser, pass: BobWrongPass, mech: MechScram256, clientID: "kdissect-sasl-bob"}
 	if _, err := s.raw(bad); !errors.Is(err, errAuthFailed) {
 		return fmt.Errorf("bob with a wrong password: got %v, want a refused login", err)
 	}
