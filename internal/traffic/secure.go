@@ -304,7 +304,7 @@ func (rc *rawConn) recv(req kmsg.Request, corr int32) (kmsg.Response, error) {
 	return parseResponse(req.Key(), req.GetVersion(), body[4:])
 }
 
-// clientRandom reads the client random off the first ClientHello a client
+// helloFacts reads the client random off the first ClientHello a client
 // wrote; hrr says whether the server's first handshake message was a
 // HelloRetryRequest (a ServerHello with RFC 8446's fixed random).
 func helloFacts(toServer, toClient []byte) (clientRandom []byte, hrr bool) {
