@@ -53,6 +53,16 @@ type ConnectionJSON struct {
 	// failed.
 	Principal string   `json:"principal"`
 	TLS       *TLSJSON `json:"tls"` // null on plaintext
+	// BareTokens lists, in order, the SASL tokens sent without a Kafka
+	// header after a SaslHandshake v0 (absent otherwise).
+	BareTokens []BareTokenJSON `json:"bareTokens,omitempty"`
+}
+
+// BareTokenJSON is one bare SASL token: who sent it and its length
+// without the 4-byte length prefix.
+type BareTokenJSON struct {
+	FromClient bool `json:"fromClient"`
+	Length     int  `json:"length"`
 }
 
 // TLSJSON is what the client's crypto/tls reported after the handshake.

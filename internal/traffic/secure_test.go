@@ -76,6 +76,13 @@ var (
 		}},
 		ScenarioInterleaved: {conns: []wantConn{alice13(aes128), mall13(aes128)}},
 		ScenarioMissingKey:  {conns: []wantConn{admin13(aes128), mall13(aes128), alice13(aes128)}},
+		ScenarioSASLv0: {kgo: true, conns: []wantConn{
+			{"User:admin", MechPlain, "sasl", true, "", "", false, false},
+			{"User:ops,eu=1", MechScram512, "sasl", true, "", "", false, false},
+			{"User:alice", MechScram256, "sasl", true, "", "", false, false},
+			{"User:mallory", MechPlain, "sasl", true, "", "", false, false},
+			{"", MechScram256, "sasl", false, "", "", false, false},
+		}},
 		ScenarioSASLPlaintext: {kgo: true, conns: []wantConn{
 			{"User:alice", MechScram256, "sasl", true, "", "", false, false},
 			{"User:ops,eu=1", MechScram512, "sasl", true, "", "", false, false},
@@ -245,6 +252,29 @@ func checkSecure(t *testing.T, name string, res *Result, keylog, partial []byte)
 		}
 		if out != 1 {
 			t.Errorf("%d connections missing from the partial key log, want 1", out)
+		}
+	}
+	for _, c := range res.Connections {
+		var dirs []bool
+		for _, tk := range c.BareTokens {
+			dirs = append(dirs, tk.FromClient)
+			if tk.Length == 0 && tk.FromClient {
+				t.Errorf("port %d: empty client token", c.ClientPort)
+			}
+		}
+		var want []bool
+		if name == ScenarioSASLv0 {
+			switch {
+			case !c.Authenticated: // bob: the broker hangs up after client-final
+				want = []bool{true, false, true}
+			case c.Mechanism == MechPlain:
+				want = []bool{true, false}
+			default:
+				want = []bool{true, false, true, false}
+			}
+		}
+		if !reflect.DeepEqual(dirs, want) {
+			t.Errorf("port %d (%s): bare tokens from client %v, want %v", c.ClientPort, c.Mechanism, dirs, want)
 		}
 	}
 	if name == ScenarioInterleaved {
@@ -509,8 +539,9 @@ func checkStreams(t *testing.T, res *Result, wire *Wire) {
 			t.Fatalf("connection on port %d not recorded", c.ClientPort)
 		}
 		if c.TLS == nil {
-			if b := toServer[i]; len(b) < 8 || binary.BigEndian.Uint16(b[4:]) != 18 {
-				t.Errorf("port %d: plaintext stream does not start with ApiVersions", c.ClientPort)
+			// ApiVersions, or SaslHandshake from a client that predates it.
+			if b := toServer[i]; len(b) < 8 || binary.BigEndian.Uint16(b[4:]) != 18 && binary.BigEndian.Uint16(b[4:]) != 17 {
+				t.Errorf("port %d: plaintext stream does not start with ApiVersions or SaslHandshake", c.ClientPort)
 			}
 			continue
 		}

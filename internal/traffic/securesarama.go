@@ -23,7 +23,8 @@ func (d sessionDialer) DialContext(ctx context.Context, _, _ string) (net.Conn, 
 }
 
 // saramaACLs drives IBM/sarama's ClusterAdmin (claiming Kafka 3.0.0) as
-// spec (SASL PLAIN): CreateACL (v2), CreateACLs (v1), DeleteACL (v2).
+// spec (SASL PLAIN or SCRAM, SaslHandshake v1 or v0): CreateACL (v2),
+// CreateACLs (v1), DeleteACL (v2).
 func (s *session) saramaACLs(spec clientSpec) error {
 	cfg := sarama.NewConfig()
 	cfg.ClientID = spec.clientID
@@ -34,6 +35,21 @@ func (s *session) saramaACLs(spec clientSpec) error {
 	cfg.Net.SASL.Password = spec.pass
 	cfg.Net.SASL.Handshake = true
 	cfg.Net.SASL.Version = sarama.SASLHandshakeV1
+	if spec.handshakeV0 {
+		cfg.Net.SASL.Version = sarama.SASLHandshakeV0
+		// sarama's rule: a client that old sends no ApiVersions first.
+		cfg.ApiVersionsRequest = false
+	}
+	switch spec.mech {
+	case MechPlain:
+	case MechScram256, MechScram512:
+		cfg.Net.SASL.Mechanism = sarama.SASLMechanism(spec.mech)
+		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient {
+			return &scramForSarama{ctx: s.ctx, mech: spec.mech}
+		}
+	default:
+		return fmt.Errorf("sarama: mechanism %q", spec.mech)
+	}
 	cfg.Net.Proxy.Enable = true
 	cfg.Net.Proxy.Dialer = sessionDialer{s: s, spec: spec}
 	cfg.Net.DialTimeout = 5 * time.Second

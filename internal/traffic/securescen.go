@@ -28,6 +28,7 @@ const (
 	ScenarioInterleaved   = "interleaved"         // two users, same correlation IDs, interleaved
 	ScenarioMissingKey    = "tls13-missing-key"   // a partial key log lacks one connection
 	ScenarioSASLPlaintext = "sasl-scram-acls"     // shipped: plaintext PLAIN, SCRAM-SHA-256/512, a failed login
+	ScenarioSASLv0        = "sasl-v0-acls"        // shipped: SaslHandshake v0 and bare tokens (sarama and raw kmsg)
 )
 
 // Ports of the synthesized captures: the broker's, and the first client
@@ -47,7 +48,9 @@ func SecureNames() []string {
 }
 
 // ShippedSecureNames are the scenarios whose captures testdata/pcaps holds.
-func ShippedSecureNames() []string { return []string{ScenarioTLS13, ScenarioSASLPlaintext} }
+func ShippedSecureNames() []string {
+	return []string{ScenarioTLS13, ScenarioSASLPlaintext, ScenarioSASLv0}
+}
 
 type secureScenario struct {
 	name    string
@@ -55,6 +58,7 @@ type secureScenario struct {
 	server  func(c *Certs) *tls.Config
 	sasl    bool
 	partial bool // write a partial key log
+	v0proxy bool // clients talk to kfake through the SaslHandshake v0 proxy
 	run     func(s *session, c *Certs) error
 }
 
@@ -97,6 +101,7 @@ var secureScenarios = []secureScenario{
 	{name: ScenarioInterleaved, suite13: tls.TLS_AES_128_GCM_SHA256, server: tlsServer(nil), sasl: true, run: runInterleaved},
 	{name: ScenarioMissingKey, suite13: tls.TLS_AES_128_GCM_SHA256, server: tlsServer(nil), sasl: true, partial: true, run: runMissingKey},
 	{name: ScenarioSASLPlaintext, sasl: true, run: runSASLPlaintext},
+	{name: ScenarioSASLv0, sasl: true, v0proxy: true, run: runSASLv0},
 }
 
 func tlsServer(tweak func(*tls.Config)) func(c *Certs) *tls.Config {
@@ -551,6 +556,34 @@ func runSASLPlaintext(s *session, c *Certs) error {
 	return nil
 }
 
+// runSASLv0 (no TLS; SaslHandshake v0, tokens bare): IBM/sarama as admin
+// (PLAIN) and as ops (SCRAM-SHA-512), each CreateACL (v2), CreateACLs
+// (v1) and DeleteACL (v2); alice (SCRAM-SHA-256) over raw kmsg at v3;
+// mallory (PLAIN) refused at v3; bob (SCRAM-SHA-256) with a wrong password,
+// which ends the connection after his client-final token.
+func runSASLv0(s *session, c *Certs) error {
+	v0 := func(spec clientSpec) clientSpec { spec.handshakeV0 = true; return spec }
+	if err := s.saramaACLs(v0(admin(nil, "kdissect-v0-sarama-admin"))); err != nil {
+		return err
+	}
+	if err := s.saramaACLs(v0(ops(nil, "kdissect-v0-sarama-ops"))); err != nil {
+		return err
+	}
+	if err := s.rawSession(v0(alice(nil, "kdissect-v0-alice")), func(rc *rawConn) error {
+		return rawACLs(rc, "v0-alice", "User:bob", 3)
+	}); err != nil {
+		return err
+	}
+	if err := s.rawSession(v0(mallory(nil, "kdissect-v0-mallory")), func(rc *rawConn) error { return deniedACLs(rc, 3) }); err != nil {
+		return err
+	}
+	bad := v0(clientSpec{user: BobUser, pass: BobWrongPass, mech: MechScram256, clientID: "kdissect-v0-bob"})
+	if _, err := s.raw(bad); !errors.Is(err, errAuthFailed) {
+		return fmt.Errorf("bob with a wrong password: got %v, want a refused login", err)
+	}
+	return nil
+}
+
 ////////////////////////////////////////////////////////////////////////////
 // Building the capture
 ////////////////////////////////////////////////////////////////////////////
@@ -590,7 +623,18 @@ func RunSecure(ctx context.Context, name string) (res *Result, wire *Wire, keylo
 		return nil, nil, nil, nil, err
 	}
 	s := &session{ctx: ctx, addr: b.Addr, wire: NewWire(), rec: new(Recorder)}
+	var proxy *v0Proxy
+	if sc.v0proxy {
+		if proxy, err = startV0Proxy(b.Addr); err != nil {
+			b.Close()
+			return nil, nil, nil, nil, err
+		}
+		s.addr = proxy.Addr()
+	}
 	runErr := sc.run(s, certs)
+	if proxy != nil {
+		proxy.Close()
+	}
 	b.Close()
 	if runErr != nil {
 		return nil, nil, nil, nil, fmt.Errorf("scenario %s: %w", name, runErr)
@@ -600,7 +644,8 @@ func RunSecure(ctx context.Context, name string) (res *Result, wire *Wire, keylo
 		return nil, nil, nil, nil, fmt.Errorf("scenario %s: %w", name, err)
 	}
 	frames := s.rec.Frames()
-	conns, err := s.connections(frames, sc.partial)
+	tokens := s.rec.RawTokens()
+	conns, err := s.connections(frames, tokens, sc.partial)
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("scenario %s: %w", name, err)
 	}
