@@ -1,7 +1,9 @@
 package traffic
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,19 +16,27 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 )
 
-// v0Proxy stands in front of kfake for clients that use SaslHandshake v0,
-// after which Kafka takes the SASL tokens bare (a 4-byte length and the
-// bytes, no Kafka header) and answers them the same way. kfake speaks
-// only v1, so the proxy passes the handshake on as v1 (the two versions'
-// bodies are the same), wraps each bare token in a SaslAuthenticate v0
-// request to kfake and hands the answer back bare. A refused login closes
-// the connection, as Kafka does. Afterwards it only copies bytes.
+// v0Proxy stands in front of kfake for what kfake cannot do itself.
 //
-// The client's side of the proxy is what the capture shows; what the proxy
-// says to kfake is not recorded.
+// SaslHandshake v0: after it, Kafka takes the SASL tokens bare (a 4-byte
+// length and the bytes, no Kafka header) and answers them the same way.
+// kfake speaks only v1, so the proxy passes the handshake on as v1 (the two
+// versions' bodies are the same), wraps each bare token in a
+// SaslAuthenticate v0 request to kfake and hands the answer back bare. A
+// refused login closes the connection, as Kafka does.
+//
+// OAUTHBEARER: kfake has no such mechanism. The proxy answers the
+// handshake and the SaslAuthenticate itself as Kafka would (error 0, no
+// bytes) once the token is a bearer token, and logs in to kfake as
+// AdminUser with PLAIN on its own connection.
+//
+// With tlsCfg the proxy also terminates TLS. Afterwards it only copies
+// bytes. The client's side of the proxy is what the capture shows; what
+// the proxy says to kfake is not recorded.
 type v0Proxy struct {
 	ln      net.Listener
 	backend string
+	tlsCfg  *tls.Config
 
 	mu     sync.Mutex
 	conns  []net.Conn
@@ -34,12 +44,12 @@ type v0Proxy struct {
 	wg     sync.WaitGroup
 }
 
-func startV0Proxy(backend string) (*v0Proxy, error) {
+func startV0Proxy(backend string, tlsCfg *tls.Config) (*v0Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	p := &v0Proxy{ln: ln, backend: backend}
+	p := &v0Proxy{ln: ln, backend: backend, tlsCfg: tlsCfg}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -130,6 +140,10 @@ func (p *v0Proxy) serve(client net.Conn) {
 	if !p.track(client) {
 		return
 	}
+	if p.tlsCfg != nil {
+		client = tls.Server(client, p.tlsCfg)
+		defer client.Close()
+	}
 	back, err := net.DialTimeout("tcp", p.backend, 5*time.Second)
 	if err != nil {
 		return
@@ -146,6 +160,12 @@ func (p *v0Proxy) serve(client net.Conn) {
 		}
 		v0 := binary.BigEndian.Uint16(req[4:]) == 17 && binary.BigEndian.Uint16(req[6:]) == 0
 		mech, _ := handshakeMechanism(req)
+		if binary.BigEndian.Uint16(req[4:]) == 17 && mech == MechOAuth {
+			if !p.oauth(client, back, fmtr, req) {
+				return
+			}
+			break
+		}
 		fwd := req
 		if v0 {
 			fwd = append([]byte(nil), req...)
@@ -165,44 +185,112 @@ func (p *v0Proxy) serve(client net.Conn) {
 		if !v0 || len(resp) < 10 || binary.BigEndian.Uint16(resp[8:]) != 0 {
 			continue
 		}
-		for i := range saslRounds(mech) {
-			tok, err := readFrame(client)
-			if err != nil {
-				return
-			}
-			au := kmsg.NewPtrSASLAuthenticateRequest()
-			au.SetVersion(0)
-			au.SASLAuthBytes = tok[4:]
-			corr := int32(1<<30 + i)
-			if _, err := back.Write(fmtr.AppendRequest(nil, au, corr)); err != nil {
-				return
-			}
-			ar, err := readFrame(back)
-			if err != nil || len(ar) < 8 || int32(binary.BigEndian.Uint32(ar[4:])) != corr {
-				return // kfake closes the connection on a refused login
-			}
-			r := kmsg.NewPtrSASLAuthenticateResponse()
-			r.SetVersion(0)
-			if err := r.ReadFrom(ar[8:]); err != nil || r.ErrorCode != 0 {
-				return
-			}
-			out := binary.BigEndian.AppendUint32(nil, uint32(len(r.SASLAuthBytes)))
-			if _, err := client.Write(append(out, r.SASLAuthBytes...)); err != nil {
-				return
-			}
+		if !p.bare(client, back, fmtr, mech) {
+			return
 		}
-		// Authenticated: from here on plain Kafka both ways.
-		done := make(chan struct{})
-		go func() {
-			io.Copy(back, client)
-			back.Close()
-			close(done)
-		}()
-		io.Copy(client, back)
-		client.Close()
-		<-done
-		return
+		break
 	}
+	// Authenticated: from here on plain Kafka both ways.
+	done := make(chan struct{})
+	go func() {
+		io.Copy(back, client)
+		back.Close()
+		close(done)
+	}()
+	io.Copy(client, back)
+	client.Close()
+	<-done
+}
+
+// bare relays the bare tokens after a SaslHandshake v0; false if the login
+// failed or a connection broke.
+func (p *v0Proxy) bare(client, back net.Conn, fmtr *kmsg.RequestFormatter, mech string) bool {
+	for i := range saslRounds(mech) {
+		tok, err := readFrame(client)
+		if err != nil {
+			return false
+		}
+		au := kmsg.NewPtrSASLAuthenticateRequest()
+		au.SetVersion(0)
+		au.SASLAuthBytes = tok[4:]
+		corr := int32(1<<30 + i)
+		if _, err := back.Write(fmtr.AppendRequest(nil, au, corr)); err != nil {
+			return false
+		}
+		ar, err := readFrame(back)
+		if err != nil || len(ar) < 8 || int32(binary.BigEndian.Uint32(ar[4:])) != corr {
+			return false // kfake closes the connection on a refused login
+		}
+		r := kmsg.NewPtrSASLAuthenticateResponse()
+		r.SetVersion(0)
+		if err := r.ReadFrom(ar[8:]); err != nil || r.ErrorCode != 0 {
+			return false
+		}
+		out := binary.BigEndian.AppendUint32(nil, uint32(len(r.SASLAuthBytes)))
+		if _, err := client.Write(append(out, r.SASLAuthBytes...)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// respond writes resp to w as the answer to correlation ID corr.
+func respond(w io.Writer, corr int32, resp kmsg.Response) error {
+	b := []byte{0, 0, 0, 0}
+	b = binary.BigEndian.AppendUint32(b, uint32(corr))
+	if resp.IsFlexible() {
+		b = append(b, 0) // response header v1: no tagged fields
+	}
+	b = resp.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	_, err := w.Write(b)
+	return err
+}
+
+// oauth answers an OAUTHBEARER login itself (hs is the client's
+// SaslHandshake request) and logs in to kfake as AdminUser; false if
+// anything failed.
+func (p *v0Proxy) oauth(client, back net.Conn, fmtr *kmsg.RequestFormatter, hs []byte) bool {
+	hsVersion := int16(binary.BigEndian.Uint16(hs[6:]))
+	hsCorr := int32(binary.BigEndian.Uint32(hs[8:]))
+	hr := kmsg.NewPtrSASLHandshakeResponse()
+	hr.SetVersion(hsVersion)
+	hr.SupportedMechanisms = []string{MechPlain, MechScram256, MechScram512, MechOAuth}
+	if hsVersion != 1 || respond(client, hsCorr, hr) != nil {
+		return false
+	}
+	// The proxy's own login to kfake.
+	bh := kmsg.NewPtrSASLHandshakeRequest()
+	bh.SetVersion(1)
+	bh.Mechanism = MechPlain
+	ba := kmsg.NewPtrSASLAuthenticateRequest()
+	ba.SetVersion(1)
+	ba.SASLAuthBytes = []byte("\x00" + AdminUser + "\x00" + AdminPass)
+	for i, req := range []kmsg.Request{bh, ba} {
+		if _, err := back.Write(fmtr.AppendRequest(nil, req, int32(1<<30+i))); err != nil {
+			return false
+		}
+		r, err := readFrame(back)
+		if err != nil || len(r) < 10 || binary.BigEndian.Uint16(r[8:]) != 0 {
+			return false
+		}
+	}
+	// The client's SaslAuthenticate.
+	f, err := readFrame(client)
+	if err != nil {
+		return false
+	}
+	got, err := parseRequest(f[4:])
+	if err != nil || got.RequestErr != nil {
+		return false
+	}
+	au, ok := got.Request.(*kmsg.SASLAuthenticateRequest)
+	if !ok || !bytes.HasPrefix(au.SASLAuthBytes, []byte("n,")) || !bytes.Contains(au.SASLAuthBytes, []byte("\x01auth=Bearer ")) {
+		return false
+	}
+	ar := kmsg.NewPtrSASLAuthenticateResponse()
+	ar.SetVersion(au.Version)
+	return respond(client, got.CorrelationID, ar) == nil
 }
 
 // bareSASL runs the token exchange after a SaslHandshake v0 on a raw

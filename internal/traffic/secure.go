@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
@@ -27,6 +29,7 @@ const (
 	MechPlain     = "PLAIN"
 	MechScram256  = "SCRAM-SHA-256"
 	MechScram512  = "SCRAM-SHA-512"
+	MechOAuth     = "OAUTHBEARER"
 	mechNone      = ""
 	principalAnon = "User:ANONYMOUS"
 )
@@ -44,6 +47,18 @@ const (
 	// BobWrongPass is the password bob tries in ScenarioSASLPlaintext.
 	BobWrongPass = "not-" + BobPass
 )
+
+// OAuthSubject is the sub claim of OAuthToken: Kafka's principal for it is
+// "User:svc-oauth".
+const OAuthSubject = "svc-oauth"
+
+// OAuthToken is an unsigned JWT (alg none) for OAUTHBEARER: kdissect reads
+// its sub claim, nobody verifies it.
+var OAuthToken = func() string {
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"none","typ":"JWT"}`)) + "." +
+		enc([]byte(`{"sub":"`+OAuthSubject+`","iss":"kdissect-test","aud":"kafka","iat":1767225600,"exp":2082758400}`)) + "."
+}()
 
 // PlainPasswords are the passwords that cross the wire in the clear inside
 // SASL PLAIN tokens (in plaintext captures, or once TLS is decrypted):
@@ -114,6 +129,8 @@ func (c clientSpec) mechanism() sasl.Mechanism {
 		return scram.Auth{User: c.user, Pass: c.pass}.AsSha256Mechanism()
 	case MechScram512:
 		return scram.Auth{User: c.user, Pass: c.pass}.AsSha512Mechanism()
+	case MechOAuth: // user is the token's subject, pass the token
+		return oauth.Auth{Token: c.pass}.AsMechanism()
 	}
 	return nil
 }

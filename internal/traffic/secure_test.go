@@ -76,6 +76,9 @@ var (
 		}},
 		ScenarioInterleaved: {conns: []wantConn{alice13(aes128), mall13(aes128)}},
 		ScenarioMissingKey:  {conns: []wantConn{admin13(aes128), mall13(aes128), alice13(aes128)}},
+		ScenarioOAuth: {kgo: true, conns: []wantConn{
+			{"User:svc-oauth", MechOAuth, "sasl", true, "1.3", aes128, false, false},
+		}},
 		ScenarioSASLv0: {kgo: true, conns: []wantConn{
 			{"User:admin", MechPlain, "sasl", true, "", "", false, false},
 			{"User:ops,eu=1", MechScram512, "sasl", true, "", "", false, false},

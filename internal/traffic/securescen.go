@@ -29,6 +29,7 @@ const (
 	ScenarioMissingKey    = "tls13-missing-key"   // a partial key log lacks one connection
 	ScenarioSASLPlaintext = "sasl-scram-acls"     // shipped: plaintext PLAIN, SCRAM-SHA-256/512, a failed login
 	ScenarioSASLv0        = "sasl-v0-acls"        // shipped: SaslHandshake v0 and bare tokens (sarama and raw kmsg)
+	ScenarioOAuth         = "tls13-oauth"         // OAUTHBEARER over TLS 1.3
 )
 
 // Ports of the synthesized captures: the broker's, and the first client
@@ -58,7 +59,7 @@ type secureScenario struct {
 	server  func(c *Certs) *tls.Config
 	sasl    bool
 	partial bool // write a partial key log
-	v0proxy bool // clients talk to kfake through the SaslHandshake v0 proxy
+	v0proxy bool // clients talk to kfake through v0Proxy (which then does the TLS)
 	run     func(s *session, c *Certs) error
 }
 
@@ -102,6 +103,7 @@ var secureScenarios = []secureScenario{
 	{name: ScenarioMissingKey, suite13: tls.TLS_AES_128_GCM_SHA256, server: tlsServer(nil), sasl: true, partial: true, run: runMissingKey},
 	{name: ScenarioSASLPlaintext, sasl: true, run: runSASLPlaintext},
 	{name: ScenarioSASLv0, sasl: true, v0proxy: true, run: runSASLv0},
+	{name: ScenarioOAuth, suite13: tls.TLS_AES_128_GCM_SHA256, server: tlsServer(nil), sasl: true, v0proxy: true, run: runOAuth},
 }
 
 func tlsServer(tweak func(*tls.Config)) func(c *Certs) *tls.Config {
@@ -584,6 +586,18 @@ func runSASLv0(s *session, c *Certs) error {
 	return nil
 }
 
+// runOAuth (TLS 1.3, OAUTHBEARER with OAuthToken, answered by the proxy):
+// kadm, and raw kmsg at v2.
+func runOAuth(s *session, c *Certs) error {
+	cfg := client13(c)
+	spec := clientSpec{user: OAuthSubject, pass: OAuthToken, mech: MechOAuth, tls: cfg, clientID: "kdissect-oauth-kadm"}
+	if err := s.kadmSession(spec, "oauth"); err != nil {
+		return err
+	}
+	spec.clientID = "kdissect-oauth-raw"
+	return s.rawSession(spec, func(rc *rawConn) error { return rawACLs(rc, "oauth", "User:svc-oauth", 2) })
+}
+
 ////////////////////////////////////////////////////////////////////////////
 // Building the capture
 ////////////////////////////////////////////////////////////////////////////
@@ -618,14 +632,18 @@ func RunSecure(ctx context.Context, name string) (res *Result, wire *Wire, keylo
 	if sc.server != nil {
 		srv = sc.server(certs)
 	}
-	b, err := startSecureBroker(srv, sc.sasl)
+	brokerTLS := srv
+	if sc.v0proxy {
+		brokerTLS = nil
+	}
+	b, err := startSecureBroker(brokerTLS, sc.sasl)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
 	s := &session{ctx: ctx, addr: b.Addr, wire: NewWire(), rec: new(Recorder)}
 	var proxy *v0Proxy
 	if sc.v0proxy {
-		if proxy, err = startV0Proxy(b.Addr); err != nil {
+		if proxy, err = startV0Proxy(b.Addr, srv); err != nil {
 			b.Close()
 			return nil, nil, nil, nil, err
 		}
