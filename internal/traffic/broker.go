@@ -12,6 +12,11 @@
 //
 // The broker runs with SASL/PLAIN and ACL checks on: the superuser admin may
 // create and delete ACLs, the user mallory gets CLUSTER_AUTHORIZATION_FAILED.
+//
+// The TLS and SASL scenarios (SecureNames, BuildTLSCapture) go one step
+// further: their connections are also recorded below TLS (Wire), and the
+// recorded bytes are written as a pcap (Synth) with the NSS key log
+// crypto/tls wrote, so no live capture is needed.
 package traffic
 
 import (

@@ -28,6 +28,59 @@ type ExpectFile struct {
 	BrokerPort  int                `json:"brokerPort,omitempty"`
 	Exchanges   []ExpectedExchange `json:"exchanges"`
 	OtherFrames []OtherFrame       `json:"otherFrames,omitempty"`
+
+	// Set by the captures synthesized from recorded bytes (BuildTLSCapture):
+	// the key log files next to the pcap ("" when none) and every client
+	// connection with its authentication and TLS parameters.
+	Keylog        string           `json:"keylog,omitempty"`
+	PartialKeylog string           `json:"partialKeylog,omitempty"`
+	Connections   []ConnectionJSON `json:"connections,omitempty"`
+}
+
+// ConnectionJSON is one client connection of a synthesized capture.
+type ConnectionJSON struct {
+	ClientPort int    `json:"clientPort"`
+	User       string `json:"user,omitempty"`      // the SASL user the client logged in as
+	Mechanism  string `json:"mechanism,omitempty"` // PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; "" without SASL
+	// AuthSource is "sasl", "tls" (client certificate, no SASL) or "none".
+	AuthSource string `json:"authSource"`
+	// Authenticated: SASL connections once the last SaslAuthenticate
+	// response said error 0 (a refused login is false); always true for
+	// "tls" and "none".
+	Authenticated bool `json:"authenticated"`
+	// Principal as Kafka's default principal builder names it:
+	// "User:alice", "User:CN=...,C=CH", "User:ANONYMOUS"; "" when the login
+	// failed.
+	Principal string   `json:"principal"`
+	TLS       *TLSJSON `json:"tls"` // null on plaintext
+	// BareTokens lists, in order, the SASL tokens sent without a Kafka
+	// header after a SaslHandshake v0 (absent otherwise).
+	BareTokens []BareTokenJSON `json:"bareTokens,omitempty"`
+}
+
+// BareTokenJSON is one bare SASL token: who sent it and its length
+// without the 4-byte length prefix.
+type BareTokenJSON struct {
+	FromClient bool `json:"fromClient"`
+	Length     int  `json:"length"`
+}
+
+// TLSJSON is what the client's crypto/tls reported after the handshake.
+type TLSJSON struct {
+	Version           string `json:"version"` // "1.2", "1.3"
+	Cipher            string `json:"cipher"`  // IANA name, e.g. TLS_AES_128_GCM_SHA256
+	SNI               string `json:"sni"`
+	ClientRandom      string `json:"clientRandom"` // hex, as in the key log
+	Resumed           bool   `json:"resumed"`
+	HelloRetry        bool   `json:"helloRetry"`
+	ClientCertSubject string `json:"clientCertSubject,omitempty"` // RFC 2253
+	// KeylogLines counts this connection's lines in the key log: 4 for
+	// TLS 1.3, 1 (CLIENT_RANDOM) for TLS 1.2, 0 for a resumed TLS 1.2
+	// session, which the master secret of the session it resumed decrypts.
+	KeylogLines int `json:"keylogLines"`
+	// InPartialKeylog is set when a partial key log was written: whether
+	// this connection's secrets are in it.
+	InPartialKeylog *bool `json:"inPartialKeylog,omitempty"`
 }
 
 // ExpectedExchange is one CreateAcls or DeleteAcls exchange in a sidecar.
@@ -39,8 +92,9 @@ type ExpectedExchange struct {
 	APIName       string          `json:"apiName"` // "CreateAcls" or "DeleteAcls"
 	Version       int16           `json:"version"`
 	CorrelationID int32           `json:"correlationId"`
-	ClientPort    int             `json:"clientPort"` // client side TCP port of the stream
-	User          string          `json:"user"`       // SASL/PLAIN user of the connection
+	ClientPort    int             `json:"clientPort"`          // client side TCP port of the stream
+	User          string          `json:"user"`                // SASL user of the connection
+	Principal     string          `json:"principal,omitempty"` // the connection's principal (synthesized captures)
 	Request       json.RawMessage `json:"request"`
 	Response      json.RawMessage `json:"response"`
 
@@ -290,12 +344,18 @@ func ExpectJSON(ex []Exchange) ([]byte, error) {
 // ExpectJSON renders the whole result as a sidecar document; brokerPort is
 // recorded as is (0 leaves it out).
 func (r *Result) ExpectJSON(brokerPort int) ([]byte, error) {
-	f := ExpectFile{Format: ExpectFormat, Scenario: r.Scenario, BrokerPort: brokerPort, Exchanges: []ExpectedExchange{}}
+	f := ExpectFile{Format: ExpectFormat, Scenario: r.Scenario, BrokerPort: brokerPort, Exchanges: []ExpectedExchange{},
+		Keylog: r.Keylog, PartialKeylog: r.PartialKeylog, Connections: r.Connections}
+	principals := map[int]string{}
+	for _, c := range r.Connections {
+		principals[c.ClientPort] = c.Principal
+	}
 	for i, e := range r.Exchanges {
 		x, err := Expected(e)
 		if err != nil {
 			return nil, fmt.Errorf("exchange %d: %w", i, err)
 		}
+		x.Principal = principals[e.ClientPort]
 		f.Exchanges = append(f.Exchanges, x)
 	}
 	for _, fr := range r.Frames {

@@ -35,6 +35,37 @@ type Recorder struct {
 	mu     sync.Mutex
 	seq    int
 	frames []*Frame
+	tokens []RawToken
+}
+
+// RawToken is a SASL token sent bare, without a Kafka header: after a
+// SaslHandshake v0 the client writes each token as a 4-byte length and the
+// bytes, and the broker answers the same way.
+type RawToken struct {
+	Seq        int // order among the frames and tokens
+	ClientPort int
+	FromClient bool
+	Mechanism  string // from the SaslHandshake request
+	Data       []byte // the token, without its length
+}
+
+// RawTokens returns the bare SASL tokens recorded so far, in order.
+func (r *Recorder) RawTokens() []RawToken {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]RawToken(nil), r.tokens...)
+}
+
+// saslRounds is how many bare token exchanges a mechanism takes after a
+// SaslHandshake v0.
+func saslRounds(mechanism string) int {
+	switch mechanism {
+	case "PLAIN":
+		return 1
+	case "SCRAM-SHA-256", "SCRAM-SHA-512":
+		return 2
+	}
+	return 0
 }
 
 // Wrap returns conn with every byte written and read fed to the recorder.
@@ -98,6 +129,19 @@ type recConn struct {
 	rbuf    []byte // bytes read, not yet a whole frame
 	pending map[int32]*Frame
 	broken  error // set once the stream could not be parsed; recording stops
+
+	// Bare SASL tokens still to come after a SaslHandshake v0: rawOut the
+	// client's, rawIn the broker's answers.
+	rawOut, rawIn int
+	rawMech       string
+}
+
+func (c *recConn) token(fromClient bool, data []byte) {
+	c.r.mu.Lock()
+	c.r.tokens = append(c.r.tokens, RawToken{Seq: c.r.seq, ClientPort: c.port, FromClient: fromClient,
+		Mechanism: c.rawMech, Data: append([]byte(nil), data...)})
+	c.r.seq++
+	c.r.mu.Unlock()
 }
 
 func (c *recConn) Write(p []byte) (int, error) {
@@ -143,6 +187,12 @@ func (c *recConn) drainWrites() {
 		if !ok {
 			return
 		}
+		if c.rawOut > 0 {
+			c.rawOut--
+			c.rawIn++
+			c.token(true, body)
+			continue
+		}
 		f, err := parseRequest(body)
 		if err != nil {
 			c.broken = err
@@ -164,6 +214,12 @@ func (c *recConn) drainReads() {
 		if !ok {
 			return
 		}
+		// A bare token answer comes when no Kafka request is waiting.
+		if c.rawIn > 0 && len(c.pending) == 0 {
+			c.rawIn--
+			c.token(false, body)
+			continue
+		}
 		if len(body) < 4 {
 			c.broken = errors.New("response shorter than its correlation ID")
 			return
@@ -178,6 +234,13 @@ func (c *recConn) drainReads() {
 		c.r.mu.Lock()
 		f.Response, f.ResponseErr = parseResponse(f.API, f.Version, body[4:])
 		c.r.mu.Unlock()
+		// After a successful SaslHandshake v0 the tokens go bare.
+		if hs, ok := f.Response.(*kmsg.SASLHandshakeResponse); ok && f.Version == 0 && hs.ErrorCode == 0 {
+			if req, ok := f.Request.(*kmsg.SASLHandshakeRequest); ok {
+				c.rawMech = req.Mechanism
+				c.rawOut = saslRounds(req.Mechanism)
+			}
+		}
 	}
 }
 

@@ -25,7 +25,7 @@ type Exchange struct {
 	Response any
 
 	ClientPort int    // the client's TCP port: with the broker port it names the stream
-	User       string // the SASL/PLAIN user of the connection
+	User       string // the SASL user of the connection ("" without SASL)
 }
 
 // Scenario names, in the order Names returns them.
@@ -44,6 +44,11 @@ type Result struct {
 	Addr      string     // broker address, 127.0.0.1:PORT
 	Exchanges []Exchange // CreateAcls/DeleteAcls exchanges in request order
 	Frames    []*Frame   // every request the clients wrote (ACL or not), in order
+
+	// Synthesized captures only (BuildTLSCapture): key log file names and
+	// the client connections.
+	Keylog, PartialKeylog string
+	Connections           []ConnectionJSON
 }
 
 // DefaultTimeout bounds one scenario run started by Run.

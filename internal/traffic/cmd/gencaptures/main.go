@@ -9,6 +9,13 @@
 // By default the packets are captured by kdissect itself (built from
 // ./cmd/kdissect and run as `kdissect --iface lo --port PORT -w FILE
 // --summary`); -capture=pcapgo captures inside this program instead.
+//
+// -synth writes the TLS and SASL captures instead, which need no root: the
+// clients' bytes are recorded on their sockets and written as a pcap
+// (traffic.BuildTLSCapture), with the TLS key log next to it:
+//
+//	go run ./internal/traffic/cmd/gencaptures -out testdata/pcaps -synth shipped
+//	go run ./internal/traffic/cmd/gencaptures -out /tmp/caps -synth all
 package main
 
 import (
@@ -45,6 +52,7 @@ type options struct {
 	settle   time.Duration
 	only     string
 	keep     bool
+	synth    string
 }
 
 func main() {
@@ -56,7 +64,13 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", 300*time.Millisecond, "wait this long after the capture is up and after the scenario ends")
 	flag.StringVar(&o.only, "only", "", "comma separated scenarios to run (default all: "+strings.Join(traffic.Names(), ",")+")")
 	flag.BoolVar(&o.keep, "keep-unfiltered", false, "keep packets of other ports in the pcap (default: drop every packet not to or from the broker port)")
+	flag.StringVar(&o.synth, "synth", "", "write synthesized TLS/SASL captures instead: comma separated scenarios, \"shipped\" ("+
+		strings.Join(traffic.ShippedSecureNames(), ",")+") or \"all\" ("+strings.Join(traffic.SecureNames(), ",")+")")
 	flag.Parse()
+	run := run
+	if o.synth != "" {
+		run = runSynth
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "gencaptures: %v\n", err)
 		os.Exit(1)
@@ -269,4 +283,40 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// runSynth writes the synthesized captures named by o.synth.
+func runSynth(o options) error {
+	var names []string
+	switch o.synth {
+	case "shipped":
+		names = traffic.ShippedSecureNames()
+	case "all":
+		names = traffic.SecureNames()
+	default:
+		names = strings.Split(o.synth, ",")
+	}
+	for _, n := range names {
+		pcapPath, keylogPath, side, err := traffic.BuildTLSCapture(o.out, n)
+		if err != nil {
+			return err
+		}
+		fi, err := os.Stat(pcapPath)
+		if err != nil {
+			return err
+		}
+		var tlsConns int
+		for _, c := range side.Connections {
+			if c.TLS != nil {
+				tlsConns++
+			}
+		}
+		fmt.Printf("%s: %s (%d bytes), %d connections (%d TLS), %d exchanges", n, pcapPath, fi.Size(),
+			len(side.Connections), tlsConns, len(side.Exchanges))
+		if keylogPath != "" {
+			fmt.Printf(", key log %s", keylogPath)
+		}
+		fmt.Println()
+	}
+	return nil
 }
