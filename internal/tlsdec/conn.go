@@ -179,6 +179,7 @@ type Conn struct {
 	version uint16
 	suite   *suite
 	ks      keyState
+	master  []byte // TLS 1.2
 	okRecs  int
 	info    Info
 }
@@ -580,6 +581,11 @@ func (c *Conn) handshakeMsg(d *direction, typ uint8, msg []byte, out func(Output
 		c.drain(out)
 	case 4: // NewSessionTicket
 		c.info.Tickets++
+		if !c.tls13() && !d.client {
+			if t, ok := parseTicket12(msg); ok {
+				c.keys.learn(nil, t, c.master)
+			}
+		}
 	case 5: // EndOfEarlyData
 		if d.client {
 			d.after |= afterEndOfEarlyData
@@ -656,7 +662,7 @@ func (c *Conn) trySetup(out func(Output)) {
 			return
 		}
 		c.suite = s
-		sec, ok := c.keys.lookup(ch.random, nil)
+		sec, ok := c.keys.lookup(ch.random, nil, nil)
 		if !ok {
 			c.missing("no key for client random "+c.shortRandom(), out)
 			return
@@ -696,10 +702,18 @@ func (c *Conn) trySetup(out func(Output)) {
 			return
 		}
 		c.suite = s
-		sec, ok := c.keys.lookup(ch.random, sh.sessionID)
+		var sid, ticket []byte
+		if c.info.Resumed {
+			sid, ticket = sh.sessionID, ch.ticket
+		}
+		sec, ok := c.keys.lookup(ch.random, sid, ticket)
 		if !ok || sec.master == nil {
 			c.missing("no key for client random "+c.shortRandom(), out)
 			return
+		}
+		c.master = sec.master
+		if !c.info.Resumed {
+			c.keys.learn(sh.sessionID, nil, sec.master)
 		}
 		etm := ch.etm && sh.etm && s.bulk == bulkCBC
 		cc, sc, err := newCiphers12(s, sec.master, ch.random[:], sh.random[:], etm)

@@ -30,6 +30,7 @@ type clientHello struct {
 	earlyData bool
 	etm       bool
 	alpn      []string
+	ticket    []byte // TLS 1.2 session ticket offered for resumption
 }
 
 // parseClientHello reads the body of a ClientHello (after the 4-byte handshake header).
@@ -90,6 +91,8 @@ func parseClientHello(body []byte) (*clientHello, bool) {
 			ch.earlyData = true
 		case extEncryptThenMAC:
 			ch.etm = true
+		case extSessionTicket:
+			ch.ticket = bytes.Clone(data)
 		}
 	}
 	return &ch, true
@@ -193,4 +196,15 @@ func encryptedExtensionsEarlyData(body []byte) bool {
 		}
 	}
 	return false
+}
+
+// parseTicket12 returns the ticket of a TLS 1.2 NewSessionTicket (RFC 5077).
+func parseTicket12(body []byte) ([]byte, bool) {
+	s := cryptobyte.String(body)
+	var lifetime uint32
+	var ticket cryptobyte.String
+	if !s.ReadUint32(&lifetime) || !s.ReadUint16LengthPrefixed(&ticket) || len(ticket) == 0 {
+		return nil, false
+	}
+	return bytes.Clone(ticket), true
 }

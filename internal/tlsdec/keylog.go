@@ -36,7 +36,9 @@ const maxKeyLogLine = 4096
 type KeyLog struct {
 	mu         sync.RWMutex
 	byRandom   map[[32]byte]*secrets
-	bySession  map[string][]byte
+	bySession  map[string][]byte // TLS 1.2 master secrets by session id
+	byTicket   map[string][]byte // TLS 1.2 master secrets by session ticket
+	learned    int
 	skipped    int
 	files      []*keyLogFile
 	autoReload bool
@@ -49,7 +51,7 @@ type keyLogFile struct {
 
 // NewKeyLog returns an empty key log.
 func NewKeyLog() *KeyLog {
-	return &KeyLog{byRandom: map[[32]byte]*secrets{}, bySession: map[string][]byte{}}
+	return &KeyLog{byRandom: map[[32]byte]*secrets{}, bySession: map[string][]byte{}, byTicket: map[string][]byte{}}
 }
 
 // ParseKeyLog reads a key log in the NSS format. Lines it does not understand are skipped and
@@ -282,6 +284,9 @@ func (k *KeyLog) Merge(others ...*KeyLog) {
 		for id, ms := range o.bySession {
 			k.bySession[id] = ms
 		}
+		for t, ms := range o.byTicket {
+			k.byTicket[t] = ms
+		}
 		k.skipped += o.skipped
 		k.files = append(k.files, o.files...)
 		k.autoReload = k.autoReload || o.autoReload
@@ -298,11 +303,11 @@ func mergeSecret(dst *[]byte, src []byte) {
 
 // lookup returns a copy of the secrets for a client random, reading the files again first when
 // auto-reload is on and nothing is known yet.
-func (k *KeyLog) lookup(cr [32]byte, sessionID []byte) (secrets, bool) {
+func (k *KeyLog) lookup(cr [32]byte, sessionID, ticket []byte) (secrets, bool) {
 	if k == nil {
 		return secrets{}, false
 	}
-	s, ok := k.get(cr, sessionID)
+	s, ok := k.get(cr, sessionID, ticket)
 	if ok {
 		return s, true
 	}
@@ -311,13 +316,13 @@ func (k *KeyLog) lookup(cr [32]byte, sessionID []byte) (secrets, bool) {
 	k.mu.RUnlock()
 	if auto {
 		if grew, _ := k.Reload(); grew {
-			return k.get(cr, sessionID)
+			return k.get(cr, sessionID, ticket)
 		}
 	}
 	return s, false
 }
 
-func (k *KeyLog) get(cr [32]byte, sessionID []byte) (secrets, bool) {
+func (k *KeyLog) get(cr [32]byte, sessionID, ticket []byte) (secrets, bool) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	var out secrets
@@ -327,7 +332,35 @@ func (k *KeyLog) get(cr [32]byte, sessionID []byte) (secrets, bool) {
 	if out.master == nil && len(sessionID) > 0 {
 		out.master = k.bySession[string(sessionID)]
 	}
+	if out.master == nil && len(ticket) > 0 {
+		out.master = k.byTicket[string(ticket)]
+	}
 	ok := out.master != nil || out.clientHS != nil || out.serverHS != nil ||
 		out.clientApp != nil || out.serverApp != nil || out.clientEarly != nil
 	return out, ok
+}
+
+// maxLearned bounds the session ids and tickets remembered from decrypted connections.
+const maxLearned = 1 << 16
+
+// learn remembers the master secret of a decrypted TLS 1.2 session under its session id or ticket:
+// a later connection resuming it has a new client random, for which stacks such as Go's write no key
+// log line.
+func (k *KeyLog) learn(sessionID, ticket, master []byte) {
+	if k == nil || master == nil {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.learned >= maxLearned {
+		return
+	}
+	if len(sessionID) > 0 && k.bySession[string(sessionID)] == nil {
+		k.bySession[string(sessionID)] = master
+		k.learned++
+	}
+	if len(ticket) > 0 && k.byTicket[string(ticket)] == nil {
+		k.byTicket[string(ticket)] = master
+		k.learned++
+	}
 }
