@@ -366,6 +366,7 @@ func (c *Conn) headerOK(d *direction, out func(Output)) bool {
 	out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.recPos, Problem: p, Message: msg})
 	d.hdrN = 0
 	c.enterDesync(d, h[1:], d.recPos+1)
+	d.scanSkipped = 1 // the header's first byte
 	return false
 }
 
