@@ -182,19 +182,22 @@ func newCiphers12(s *suite, master, clientRandom, serverRandom []byte, etm bool)
 	return client, server, nil
 }
 
-// open decrypts and authenticates one record in place (body is overwritten) under sequence number
-// seq. It returns the plaintext (a part of body) and the real content type.
-func (rc *recordCipher) open(hdr *[5]byte, body []byte, seq uint64) ([]byte, uint8, error) {
+// open decrypts and authenticates the body of one record sent under sequence number seq. The
+// plaintext goes to dst, which must have room for len(in) bytes and either be in itself (in place) or
+// not overlap it; in is never written to unless it is dst. It returns the plaintext (a part of dst)
+// and the real content type.
+func (rc *recordCipher) open(hdr *[5]byte, in, dst []byte, seq uint64) ([]byte, uint8, error) {
+	dst = dst[:len(in)]
 	switch {
 	case rc.tls13:
 		rc.nonce = rc.iv
 		for i := 0; i < 8; i++ {
 			rc.nonce[4+i] ^= byte(seq >> (56 - 8*i))
 		}
-		if len(body) < rc.aead.Overhead() {
+		if len(in) < rc.aead.Overhead() {
 			return nil, 0, errAuth
 		}
-		p, err := rc.aead.Open(body[:0], rc.nonce[:], body, hdr[:])
+		p, err := rc.aead.Open(dst[:0], rc.nonce[:], in, hdr[:])
 		if err != nil {
 			return nil, 0, errAuth
 		}
@@ -211,14 +214,15 @@ func (rc *recordCipher) open(hdr *[5]byte, body []byte, seq uint64) ([]byte, uin
 		}
 		return p[:i], p[i], nil
 	case rc.aead != nil:
-		ct := body
+		ct := in
 		if rc.s.bulk == bulkGCM {
-			if len(body) < 8 {
+			if len(in) < 8 {
 				return nil, 0, errAuth
 			}
 			copy(rc.nonce[:4], rc.iv[:4])
-			copy(rc.nonce[4:], body[:8])
-			ct = body[8:]
+			copy(rc.nonce[4:], in[:8])
+			ct = in[8:]
+			dst = dst[8:]
 		} else {
 			rc.nonce = rc.iv
 			for i := 0; i < 8; i++ {
@@ -229,7 +233,7 @@ func (rc *recordCipher) open(hdr *[5]byte, body []byte, seq uint64) ([]byte, uin
 			return nil, 0, errAuth
 		}
 		rc.setAAD(hdr, seq, len(ct)-rc.aead.Overhead())
-		p, err := rc.aead.Open(ct[:0], rc.nonce[:], ct, rc.aad[:])
+		p, err := rc.aead.Open(dst[:0], rc.nonce[:], ct, rc.aad[:])
 		if err != nil {
 			return nil, 0, errAuth
 		}
@@ -238,7 +242,7 @@ func (rc *recordCipher) open(hdr *[5]byte, body []byte, seq uint64) ([]byte, uin
 		}
 		return p, hdr[0], nil
 	default:
-		return rc.openCBC(hdr, body, seq)
+		return rc.openCBC(hdr, in, dst, seq)
 	}
 }
 
@@ -248,25 +252,25 @@ func (rc *recordCipher) setAAD(hdr *[5]byte, seq uint64, n int) {
 	binary.BigEndian.PutUint16(rc.aad[11:], uint16(n))
 }
 
-func (rc *recordCipher) openCBC(hdr *[5]byte, body []byte, seq uint64) ([]byte, uint8, error) {
+func (rc *recordCipher) openCBC(hdr *[5]byte, in, dst []byte, seq uint64) ([]byte, uint8, error) {
 	const bs = aes.BlockSize
 	macLen := rc.s.macLen
 	if rc.etm {
-		if len(body) < 2*bs+macLen {
+		if len(in) < 2*bs+macLen {
 			return nil, 0, errAuth
 		}
-		data, tag := body[:len(body)-macLen], body[len(body)-macLen:]
+		data, tag := in[:len(in)-macLen], in[len(in)-macLen:]
 		if !rc.checkMAC(hdr, seq, data, tag) {
 			return nil, 0, errAuth
 		}
-		body = data
+		in = data
 	}
-	if len(body) < 2*bs || len(body)%bs != 0 {
+	if len(in) < 2*bs || len(in)%bs != 0 {
 		return nil, 0, errAuth
 	}
-	rc.cbc.(ivSetter).SetIV(body[:bs])
-	ct := body[bs:]
-	rc.cbc.CryptBlocks(ct, ct)
+	rc.cbc.(ivSetter).SetIV(in[:bs]) // copies the IV before an in-place decryption overwrites it
+	ct := dst[bs:len(in)]
+	rc.cbc.CryptBlocks(ct, in[bs:])
 	pad := int(ct[len(ct)-1])
 	if pad+1 > len(ct) {
 		return nil, 0, errAuth

@@ -261,9 +261,8 @@ func (c *Conn) Gap(fromClient bool, lost int64, out func(Output)) {
 	if lost > 0 {
 		d.pos += lost
 	}
-	if d.state == stNormal {
-		c.enterDesync(d, nil, d.pos)
-	}
+	// Also when already looking for a boundary: bytes on both sides of a gap are never joined.
+	c.enterDesync(d, nil, d.pos)
 }
 
 func (c *Conn) enqueue(d *direction, data []byte, out func(Output)) {
@@ -338,7 +337,15 @@ func (c *Conn) consume(d *direction, data []byte, out func(Output)) {
 			d.body = d.body[:0]
 			if n == 0 {
 				d.hdrN = 0
-				c.record(d, out)
+				c.record(d, d.body, out)
+				continue
+			}
+			if len(data) >= n && !d.earlyPhase {
+				d.hdrN = 0
+				d.pos += int64(n)
+				in := data[:n]
+				data = data[n:]
+				c.record(d, in, out)
 			}
 			continue
 		}
@@ -348,7 +355,7 @@ func (c *Conn) consume(d *direction, data []byte, out func(Output)) {
 		data = data[n:]
 		if len(d.body) == d.need {
 			d.hdrN = 0
-			c.record(d, out)
+			c.record(d, d.body, out)
 		}
 	}
 }
@@ -392,14 +399,16 @@ func (c *Conn) undecryptable(d *direction) bool {
 	return d.ccs && d.cipher == nil
 }
 
-func (c *Conn) record(d *direction, out func(Output)) {
+// record handles one complete record whose body is in: d.body, or the caller's bytes when the
+// record came whole (then it is decrypted straight into d.body, saving a copy).
+func (c *Conn) record(d *direction, in []byte, out func(Output)) {
 	ctype := d.hdr[0]
-	body := d.body
+	body := in
 	encrypted := (c.tls13() && ctype == typeAppData) || (!c.tls13() && d.ccs)
 	if encrypted {
 		var err error
 		var ok bool
-		body, ctype, ok, err = c.open(d, body)
+		body, ctype, ok, err = c.open(d, in)
 		if err == errAuth {
 			c.authFailure(d, out)
 			return
@@ -437,10 +446,14 @@ func (c *Conn) record(d *direction, out func(Output)) {
 	}
 }
 
-// open decrypts a record of d; ok is false for a record passed over (rejected 0-RTT data).
-func (c *Conn) open(d *direction, body []byte) (p []byte, ctype uint8, ok bool, err error) {
+// open decrypts a record of d into d.body; ok is false for a record passed over (rejected 0-RTT
+// data).
+func (c *Conn) open(d *direction, in []byte) (p []byte, ctype uint8, ok bool, err error) {
+	if cap(d.body) < len(in) {
+		d.body = make([]byte, 0, MaxRecordLen)
+	}
 	if !d.earlyPhase {
-		p, ctype, err = d.cipher.open(&d.hdr, body, d.cipher.seq)
+		p, ctype, err = d.cipher.open(&d.hdr, in, d.body[:len(in)], d.cipher.seq)
 		if err == nil {
 			d.cipher.seq++
 		}
@@ -448,17 +461,16 @@ func (c *Conn) open(d *direction, body []byte) (p []byte, ctype uint8, ok bool, 
 	}
 	// A ClientHello that offered 0-RTT: the records before the handshake key's may be early data,
 	// readable with the early key if the server accepted it, and otherwise skipped by the server too.
-	d.scratch = append(d.scratch[:0], body...)
+	d.scratch = append(d.scratch[:0], in...) // in may be d.body, which a failed try overwrites
 	if d.cipher != nil {
-		if p, ctype, err = d.cipher.open(&d.hdr, body, d.cipher.seq); err == nil {
+		if p, ctype, err = d.cipher.open(&d.hdr, d.scratch, d.body[:len(in)], d.cipher.seq); err == nil {
 			d.cipher.seq++
 			d.earlyPhase = false
 			return p, ctype, true, nil
 		}
-		copy(body, d.scratch)
 	}
 	if d.early != nil {
-		if p, ctype, err = d.early.open(&d.hdr, body, d.early.seq); err == nil {
+		if p, ctype, err = d.early.open(&d.hdr, d.scratch, d.body[:len(in)], d.early.seq); err == nil {
 			d.early.seq++
 			return p, ctype, true, nil
 		}
@@ -831,7 +843,7 @@ func (c *Conn) trial(d *direction, rec []byte) bool {
 	rc := d.cipher
 	try := func(seq uint64) bool {
 		d.scratch = append(d.scratch[:0], body...)
-		if _, _, err := rc.open(&hdr, d.scratch, seq); err == nil {
+		if _, _, err := rc.open(&hdr, d.scratch, d.scratch, seq); err == nil {
 			rc.seq = seq
 			return true
 		}

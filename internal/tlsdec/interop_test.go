@@ -37,7 +37,7 @@ var tls13SuitesNoAES []uint16
 
 // forceTLS13Suite makes both peers of this process offer and pick only id, until the test ends.
 // Tests using it must not run in parallel.
-func forceTLS13Suite(t *testing.T, id uint16) {
+func forceTLS13Suite(t testing.TB, id uint16) {
 	a, b := tls13Suites, tls13SuitesNoAES
 	tls13Suites, tls13SuitesNoAES = []uint16{id}, []uint16{id}
 	t.Cleanup(func() { tls13Suites, tls13SuitesNoAES = a, b })
@@ -157,7 +157,7 @@ func payload(seed uint64, n int) []byte {
 // exchange runs one connection: the client writes each of sends (one Write each), the server reads
 // them all and answers with reply, the client reads it and closes. extra, if set, runs on the client
 // after the answer, with the raw recording connection, before the close.
-func exchange(t *testing.T, ccfg, scfg *tls.Config, sends [][]byte, reply []byte,
+func exchange(t testing.TB, ccfg, scfg *tls.Config, sends [][]byte, reply []byte,
 	extra func(raw *recConn, tc *tls.Conn, keyLog *syncBuf, srv chan<- []byte, srvGot <-chan []byte)) *capture {
 	t.Helper()
 	testPKI(t)
@@ -313,7 +313,11 @@ func decryptAll(t *testing.T, cp *capture, keyLog string) Info {
 	for i, mode := range feedModes {
 		c := NewConn(kl)
 		var col collector
-		feed(c, cp.client, cp.server, mode, uint64(i), col.out)
+		client, server := bytes.Clone(cp.client), bytes.Clone(cp.server)
+		feed(c, client, server, mode, uint64(i), col.out)
+		if !bytes.Equal(client, cp.client) || !bytes.Equal(server, cp.server) {
+			t.Errorf("%s: Conn changed the bytes it was fed", mode)
+		}
 		if !bytes.Equal(col.data[true], cp.sent) {
 			t.Errorf("%s: client plaintext: got %d bytes, want the %d the client wrote", mode, len(col.data[true]), len(cp.sent))
 		}

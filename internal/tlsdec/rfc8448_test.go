@@ -75,7 +75,8 @@ func TestKeyScheduleRFC8448(t *testing.T) {
 		t.Fatal(err)
 	}
 	hdr := [5]byte{0x17, 0x03, 0x03, 0x00, 0x43}
-	p, typ, err := rc.open(&hdr, unhex(t, rfcClientAppRecord), 0)
+	ct := unhex(t, rfcClientAppRecord)
+	p, typ, err := rc.open(&hdr, ct, make([]byte, len(ct)), 0)
 	if err != nil {
 		t.Fatalf("open client application record: %v", err)
 	}
