@@ -2,7 +2,6 @@ package tlsdec
 
 import (
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/hex"
 	"errors"
@@ -25,6 +24,15 @@ var rfc2253Keywords = map[string]string{
 	"0.9.2342.19200300.100.1.1":  "UID",
 }
 
+// rdnSET and rawATV read a Name keeping each value's own encoding, which the hex form of an attribute
+// without a keyword shows as it was (an IA5String stays one).
+type rawATV struct {
+	Type  asn1.ObjectIdentifier
+	Value asn1.RawValue
+}
+
+type rdnSET []rawATV
+
 // SubjectDN returns the subject of a DER certificate as an RFC 2253 distinguished name, the way
 // Kafka names an mTLS client: the RDNs in reverse order of the encoding (most specific first), e.g.
 // "CN=svc-payments,OU=payments,O=Example Corp,L=Zurich,C=CH".
@@ -33,7 +41,7 @@ func SubjectDN(der []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var rdns pkix.RDNSequence
+	var rdns []rdnSET
 	rest, err := asn1.Unmarshal(cert.RawSubject, &rdns)
 	if err != nil {
 		return "", err
@@ -51,20 +59,18 @@ func SubjectDN(der []byte) (string, error) {
 				b.WriteByte('+')
 			}
 			oid := atv.Type.String()
-			s, isString := atv.Value.(string)
-			if kw, ok := rfc2253Keywords[oid]; ok && isString {
-				b.WriteString(kw)
-				b.WriteByte('=')
-				b.WriteString(escapeDNValue(s))
-				continue
+			var s string
+			if kw, ok := rfc2253Keywords[oid]; ok {
+				if _, err := asn1.Unmarshal(atv.Value.FullBytes, &s); err == nil {
+					b.WriteString(kw)
+					b.WriteByte('=')
+					b.WriteString(escapeDNValue(s))
+					continue
+				}
 			}
 			b.WriteString(oid)
 			b.WriteString("=#")
-			enc, err := asn1.Marshal(atv.Value)
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(hex.EncodeToString(enc))
+			b.WriteString(hex.EncodeToString(atv.Value.FullBytes))
 		}
 	}
 	return b.String(), nil

@@ -1,10 +1,3 @@
-// Package tlsdec decrypts TLS 1.2 and 1.3 connections seen from the wire with the secrets of an NSS key
-// log (SSLKEYLOGFILE). It sits between TCP ordering and whatever parses the application protocol: it is
-// fed each direction's ordered bytes and hands back the plaintext application data, with events for
-// everything it cannot decode. It knows nothing of the protocol inside.
-//
-// Only the record layer, the TLS 1.3 key schedule and the TLS 1.2 PRF are written here; every primitive
-// comes from the standard library or golang.org/x/crypto.
 package tlsdec
 
 import (
