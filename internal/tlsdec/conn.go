@@ -238,23 +238,7 @@ func (c *Conn) Gap(fromClient bool, lost int64, out func(Output)) {
 		}
 		return
 	}
-	if d.state == stNormal && d.hdrN > 0 {
-		have, want := d.hdrN, -1
-		if d.hdrN == recordHeaderLen {
-			want = recordHeaderLen + int(binary.BigEndian.Uint16(d.hdr[3:]))
-			have = recordHeaderLen + len(d.body)
-			if d.skip > 0 || d.need == 0 {
-				have = want - d.skip
-			}
-		}
-		pos := d.pos - int64(have)
-		msg := fmt.Sprintf("TLS record cut by a gap after %d of %d bytes", have, want)
-		if want < 0 {
-			msg = fmt.Sprintf("TLS record header cut by a gap after %d bytes", have)
-		}
-		out(Output{Kind: KindProblem, FromClient: d.client, Pos: pos, Problem: ProblemTruncated,
-			Message: msg, Have: have, Want: want})
-	}
+	c.truncated(d, "a gap", out)
 	d.hdrN, d.skip, d.need = 0, 0, 0
 	d.body = d.body[:0]
 	d.hs, d.hsSkip = d.hs[:0], 0
@@ -263,6 +247,48 @@ func (c *Conn) Gap(fromClient bool, lost int64, out func(Output)) {
 	}
 	// Also when already looking for a boundary: bytes on both sides of a gap are never joined.
 	c.enterDesync(d, nil, d.pos)
+}
+
+// truncated reports a record of d cut short, if there is one.
+func (c *Conn) truncated(d *direction, by string, out func(Output)) {
+	if d.state != stNormal || d.hdrN == 0 {
+		return
+	}
+	have, want := d.hdrN, -1
+	if d.hdrN == recordHeaderLen {
+		want = recordHeaderLen + int(binary.BigEndian.Uint16(d.hdr[3:]))
+		have = recordHeaderLen + len(d.body)
+		if d.skip > 0 || d.need == 0 {
+			have = want - d.skip
+		}
+	}
+	msg := fmt.Sprintf("TLS record cut by %s after %d of %d bytes", by, have, want)
+	if want < 0 {
+		msg = fmt.Sprintf("TLS record header cut by %s after %d bytes", by, have)
+	}
+	out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.pos - int64(have), Problem: ProblemTruncated,
+		Message: msg, Have: have, Want: want})
+}
+
+// End tells Conn that no more bytes will come (end of the capture, connection closed): records that
+// waited for a hello that never came are counted, the session is reported if it was not yet, and a
+// record cut short is reported.
+func (c *Conn) End(out func(Output)) {
+	if out == nil {
+		out = func(Output) {}
+	}
+	switch {
+	case c.ch == nil:
+		c.missing("the ClientHello was not captured", out)
+	case c.sh == nil:
+		c.missing("the ServerHello was not captured", out)
+	}
+	for i := range c.dirs {
+		d := &c.dirs[i]
+		c.truncated(d, "the end of the stream", out)
+		d.hdrN, d.skip, d.need = 0, 0, 0
+		d.body = d.body[:0]
+	}
 }
 
 func (c *Conn) enqueue(d *direction, data []byte, out func(Output)) {

@@ -11,7 +11,8 @@
 //
 // One KeyLog for the run (ParseKeyLog, LoadKeyLogFiles, Merge; SetAutoReload for live capture), one
 // Conn per TCP connection whose first client bytes satisfy LooksLikeTLS. Feed each direction's bytes
-// in order, in any chunking; report lost bytes with Gap. Conn calls out with:
+// in order, in any chunking; report lost bytes with Gap, and call End when the connection or the
+// capture ends. Conn calls out with:
 //
 //   - KindData: plaintext application bytes of one record. Offset counts the plaintext handed out in
 //     that direction, so frames can be cut from it as from a TCP stream; Data is only valid during the

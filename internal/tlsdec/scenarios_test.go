@@ -383,3 +383,30 @@ func equalOutput(a, b Output) bool {
 	return a.Kind == b.Kind && a.FromClient == b.FromClient && a.Pos == b.Pos && a.Problem == b.Problem &&
 		a.Have == b.Have && a.Want == b.Want && a.Message == b.Message
 }
+
+// Only the client's direction was captured: its records wait for a ServerHello that never comes, and
+// End counts them, reports the session once, and the record the capture cut in the middle.
+func TestEndWithoutServerHello(t *testing.T) {
+	cp := exchange(t, &tls.Config{MinVersion: tls.VersionTLS13}, &tls.Config{}, testSends(), payload(9, 3000), nil)
+	kl, _ := ParseKeyLog(strings.NewReader(cp.keyLog))
+	recs := splitRecords(cp.client)
+	last := recs[len(recs)-1]
+	c := NewConn(kl)
+	var col collector
+	c.Feed(true, cp.client[:len(cp.client)-3], col.out)
+	if col.sessions != 0 || c.Info().Records != 1 {
+		t.Fatalf("before End: %d session events, %d records", col.sessions, c.Info().Records)
+	}
+	c.End(col.out)
+	info := c.Info()
+	if col.sessions != 1 || info.Decrypted || info.Reason != "the ServerHello was not captured" || info.Records != len(recs) {
+		t.Errorf("sessions %d, info %+v, want %d records", col.sessions, info, len(recs))
+	}
+	want := Output{Kind: KindProblem, FromClient: true, Pos: int64(last.pos), Problem: ProblemTruncated,
+		Have: len(last.raw) - 3, Want: len(last.raw),
+		Message: "TLS record cut by the end of the stream after " + strconv.Itoa(len(last.raw)-3) + " of " +
+			strconv.Itoa(len(last.raw)) + " bytes"}
+	if len(col.problems) != 1 || !equalOutput(col.problems[0], want) || len(col.data) != 0 {
+		t.Errorf("problems %+v, want %+v; data %d", col.problems, want, len(col.data))
+	}
+}
