@@ -70,6 +70,7 @@ const (
 	ProblemTruncated                    // a record cut by a gap
 	ProblemHandshake                    // a handshake message that does not parse
 	ProblemBacklog                      // the other direction's hello never came
+	ProblemNoResync                     // after a gap, no record decrypts: the direction is given up
 )
 
 // Output is one thing Conn reports. Data is only valid during the callback.
@@ -840,6 +841,8 @@ func (c *Conn) resyncFeed(d *direction, data []byte, out func(Output)) {
 		if keyed && !c.trial(d, d.scan[i:end]) {
 			d.resyncFails++
 			if d.resyncFails >= maxResyncFails {
+				out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.scanPos + int64(i), Problem: ProblemNoResync,
+					Message: "no TLS record after the gap decrypts: the rest of this direction is not decoded"})
 				d.state = stDead
 				d.scan = nil
 				return

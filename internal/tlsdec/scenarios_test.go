@@ -410,3 +410,29 @@ func TestEndWithoutServerHello(t *testing.T) {
 		t.Errorf("problems %+v, want %+v; data %d", col.problems, want, len(col.data))
 	}
 }
+
+// A gap that swallowed more records than the resynchronisation tries: the direction is given up,
+// once, with an event, and the other direction goes on.
+func TestGapTooLong(t *testing.T) {
+	var sends [][]byte
+	for i := 0; i < resyncWindow+20; i++ {
+		sends = append(sends, payload(uint64(i), 10))
+	}
+	cp := exchange(t, &tls.Config{MinVersion: tls.VersionTLS13}, &tls.Config{}, sends, payload(9, 3000), nil)
+	kl, _ := ParseKeyLog(strings.NewReader(cp.keyLog))
+	recs := splitRecords(cp.client)
+	first := handshakeEnd(cp.client)
+	resume := recs[len(recs)-maxResyncFails-2].pos // more than resyncWindow records later
+	c := NewConn(kl)
+	var col collector
+	c.Feed(false, cp.server, col.out)
+	c.Feed(true, cp.client[:first], col.out)
+	c.Gap(true, int64(resume-first), col.out)
+	c.Feed(true, cp.client[resume:], col.out)
+	if len(col.problems) != 1 || col.problems[0].Problem != ProblemNoResync || !col.problems[0].FromClient {
+		t.Errorf("problems %+v", col.problems)
+	}
+	if len(col.data[true]) != 0 || !bytes.Equal(col.data[false], cp.replied) || len(col.resyncs) != 0 {
+		t.Errorf("plaintext %d/%d bytes, resyncs %v", len(col.data[true]), len(col.data[false]), col.resyncs)
+	}
+}
