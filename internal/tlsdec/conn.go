@@ -85,6 +85,9 @@ type Output struct {
 	// KindProblem, KindAlert) or of the record decoding resumed at (KindResync). Bytes reported lost
 	// through Gap count.
 	Pos int64
+	// RecordLen (KindData, KindAlert): the record's size on the wire, header included: its bytes are
+	// [Pos, Pos+RecordLen) of the TCP stream.
+	RecordLen int
 	// KindProblem.
 	Problem Problem
 	Message string // one sentence
@@ -453,14 +456,16 @@ func (c *Conn) record(d *direction, in []byte, out func(Output)) {
 	switch ctype {
 	case typeAppData:
 		if encrypted && len(body) > 0 {
-			out(Output{Kind: KindData, FromClient: d.client, Data: body, Offset: d.plainOff, Pos: d.recPos})
+			out(Output{Kind: KindData, FromClient: d.client, Data: body, Offset: d.plainOff, Pos: d.recPos,
+				RecordLen: recordHeaderLen + len(in)})
 			d.plainOff += int64(len(body))
 		}
 	case typeHandshake:
 		c.handshakeBytes(d, body, out)
 	case typeAlert:
 		if len(body) >= 2 {
-			out(Output{Kind: KindAlert, FromClient: d.client, Pos: d.recPos, AlertLevel: body[0], AlertDesc: body[1]})
+			out(Output{Kind: KindAlert, FromClient: d.client, Pos: d.recPos, RecordLen: recordHeaderLen + len(in),
+				AlertLevel: body[0], AlertDesc: body[1]})
 		}
 	case typeCCS:
 		if !c.tls13() && !encrypted {

@@ -161,6 +161,12 @@ func TestConnRFC8448(t *testing.T) {
 			if col.sessions != 1 {
 				t.Errorf("%d session events, want 1", col.sessions)
 			}
+			// The application records' places on the wire: after CH (5+196) and Finished (5+53); after
+			// SH (5+90), the handshake record (5+674) and the ticket (5+222).
+			want := map[[3]int64]bool{{1, 259, 72}: true, {0, 1001, 72}: true}
+			if len(col.records) != 2 || !want[col.records[0]] || !want[col.records[1]] {
+				t.Errorf("data records (client, pos, len) = %v", col.records)
+			}
 		})
 	}
 }
@@ -173,6 +179,14 @@ type collector struct {
 	resyncs  []Output
 	alerts   []Output
 	sessions int
+	records  [][3]int64 // KindData: from client (1/0), Pos, RecordLen
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (c *collector) out(o Output) {
@@ -182,6 +196,7 @@ func (c *collector) out(o Output) {
 	}
 	switch o.Kind {
 	case KindData:
+		c.records = append(c.records, [3]int64{boolInt(o.FromClient), o.Pos, int64(o.RecordLen)})
 		if int64(len(c.data[o.FromClient])) != o.Offset {
 			c.problems = append(c.problems, Output{Kind: KindProblem, Message: "offset out of step"})
 		}
