@@ -436,3 +436,28 @@ func TestGapTooLong(t *testing.T) {
 		t.Errorf("plaintext %d/%d bytes, resyncs %v", len(col.data[true]), len(col.data[false]), col.resyncs)
 	}
 }
+
+// Both peers' close_notify come out as alerts at their records.
+func TestCloseNotify(t *testing.T) {
+	cp := exchange(t, &tls.Config{MinVersion: tls.VersionTLS13}, &tls.Config{}, testSends(), payload(9, 300), nil)
+	kl, _ := ParseKeyLog(strings.NewReader(cp.keyLog))
+	c := NewConn(kl)
+	var col collector
+	c.Feed(true, cp.client, col.out)
+	c.Feed(false, cp.server, col.out)
+	if len(col.alerts) != 2 {
+		t.Fatalf("alerts %+v", col.alerts)
+	}
+	for i, b := range [][]byte{cp.client, cp.server} {
+		recs := splitRecords(b)
+		last := recs[len(recs)-1]
+		a := col.alerts[i]
+		if a.FromClient != (i == 0) || a.Pos != int64(last.pos) || a.RecordLen != len(last.raw) ||
+			a.AlertLevel != 1 || AlertName(a.AlertDesc) != "close_notify" {
+			t.Errorf("alert %+v, want close_notify at %d", a, last.pos)
+		}
+	}
+	if AlertName(250) != "alert 250" || KindAlert.String() != "alert" || ProblemAuth.String() != "authentication_failed" {
+		t.Error("names")
+	}
+}
