@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"strings"
 )
 
 // MaxRecordLen is the largest record body accepted: 2^14 bytes of plaintext plus 256 of expansion, the
@@ -736,7 +737,7 @@ func (c *Conn) trySetup(out func(Output)) {
 		}
 		if len(lacks) > 0 {
 			c.ks = keysReady
-			c.info.Reason = fmt.Sprintf("the key log lacks %v for client random %s", lacks, c.shortRandom())
+			c.info.Reason = "the key log lacks " + strings.Join(lacks, " and ") + " for client random " + c.shortRandom()
 			out(Output{Kind: KindSession})
 			return
 		}

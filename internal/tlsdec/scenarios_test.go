@@ -461,3 +461,31 @@ func TestCloseNotify(t *testing.T) {
 		t.Error("names")
 	}
 }
+
+// A key log with the handshake secrets only: the encrypted handshake, and so the client certificate,
+// is still read; the application data is counted, not decoded.
+func TestHandshakeSecretsOnly(t *testing.T) {
+	testPKI(t)
+	ccfg := &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{clientCert}}
+	scfg := &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: rootPool}
+	cp := exchange(t, ccfg, scfg, testSends(), payload(9, 3000), nil)
+	var keys strings.Builder
+	for _, line := range strings.Split(cp.keyLog, "\n") {
+		if strings.Contains(line, "HANDSHAKE_TRAFFIC_SECRET") {
+			keys.WriteString(line + "\n")
+		}
+	}
+	kl, _ := ParseKeyLog(strings.NewReader(keys.String()))
+	c := NewConn(kl)
+	var col collector
+	feed(c, cp.client, cp.server, "random", 2, col.out)
+	info := c.Info()
+	want := "the key log lacks CLIENT_TRAFFIC_SECRET_0 and SERVER_TRAFFIC_SECRET_0 for client random " +
+		hex.EncodeToString(clientRandomOf(cp.client))[:16] + "…"
+	if info.Decrypted || info.Reason != want || len(info.ClientCertDER) != 1 {
+		t.Errorf("info %+v", info)
+	}
+	if len(col.problems) != 0 || len(col.data) != 0 || info.Records != countRecords(cp.client)+countRecords(cp.server) {
+		t.Errorf("problems %v, data %d, records %d", col.problems, len(col.data), info.Records)
+	}
+}
