@@ -26,7 +26,7 @@ type synth12 struct {
 	clientSeq, serverSq uint64
 }
 
-func newSynth12(t *testing.T, id uint16, etm bool) *synth12 {
+func newSynth12(t *testing.T, id uint16, etm bool, serverFlight ...[]byte) *synth12 {
 	x := &synth12{s: suites[id], etm: etm}
 	for i := range x.clientRandom {
 		x.clientRandom[i], x.serverRandom[i] = byte(i), byte(100+i)
@@ -49,6 +49,13 @@ func newSynth12(t *testing.T, id uint16, etm bool) *synth12 {
 	sh = append(sh, exts...)
 	x.client = rec(typeHandshake, 0x0301, handshakeMsg(1, ch))
 	x.server = rec(typeHandshake, 0x0303, handshakeMsg(2, sh))
+	for _, m := range serverFlight {
+		for len(m) > 0 { // in records of at most 2^14 bytes
+			n := min(len(m), 1<<14)
+			x.server = append(x.server, rec(typeHandshake, 0x0303, m[:n])...)
+			m = m[n:]
+		}
+	}
 	x.server = append(x.server, rec(typeHandshake, 0x0303, handshakeMsg(14, nil))...) // ServerHelloDone
 	x.client = append(x.client, rec(typeCCS, 0x0303, []byte{1})...)
 	x.server = append(x.server, rec(typeCCS, 0x0303, []byte{1})...)
@@ -148,5 +155,20 @@ func TestCBCSuitesBuiltHere(t *testing.T) {
 				t.Errorf("plaintext before the bad record: %d bytes, want %d", len(col.data[true]), len(want))
 			}
 		})
+	}
+}
+
+// A handshake message larger than Conn keeps (a 300 KB certificate chain) is passed over by its
+// length, and the messages after it are still found.
+func TestHugeHandshakeMessage(t *testing.T) {
+	big := handshakeMsg(11, payload(77, 300000))
+	ticket := handshakeMsg(4, append([]byte{0, 0, 0, 60, 0, 3}, 1, 2, 3)) // NewSessionTicket
+	x := newSynth12(t, 0xc013, false, append(big, ticket...))
+	m := payload(1, 5000)
+	x.seal(true, typeAppData, m)
+	cp := &capture{client: x.client, server: x.server, sent: m}
+	info := decryptAll(t, cp, x.keyLog())
+	if info.Tickets != 1 || !info.Decrypted {
+		t.Errorf("info %+v", info)
 	}
 }

@@ -178,26 +178,6 @@ func parseCertificate(body []byte, tls13 bool) ([][]byte, bool) {
 	return certs, true
 }
 
-// encryptedExtensionsEarlyData reports whether the server accepted 0-RTT data.
-func encryptedExtensionsEarlyData(body []byte) bool {
-	s := cryptobyte.String(body)
-	var exts cryptobyte.String
-	if !s.ReadUint16LengthPrefixed(&exts) {
-		return false
-	}
-	for !exts.Empty() {
-		var typ uint16
-		var data cryptobyte.String
-		if !exts.ReadUint16(&typ) || !exts.ReadUint16LengthPrefixed(&data) {
-			return false
-		}
-		if typ == extEarlyData {
-			return true
-		}
-	}
-	return false
-}
-
 // parseTicket12 returns the ticket of a TLS 1.2 NewSessionTicket (RFC 5077).
 func parseTicket12(body []byte) ([]byte, bool) {
 	s := cryptobyte.String(body)

@@ -489,3 +489,27 @@ func TestHandshakeSecretsOnly(t *testing.T) {
 		t.Errorf("problems %v, data %d, records %d", col.problems, len(col.data), info.Records)
 	}
 }
+
+// The server's direction was not captured: the client's records wait for a ServerHello, up to 1 MiB,
+// then the direction is given up with one event; what was not held back (the ClientHello) counts.
+func TestBacklogLimit(t *testing.T) {
+	cp := bulkCapture(t)
+	kl, _ := ParseKeyLog(strings.NewReader(cp.keyLog))
+	recs := splitRecords(cp.client)
+	c := NewConn(kl)
+	var col collector
+	for p := cp.client; len(p) > 0; {
+		n := min(len(p), 1<<16)
+		c.Feed(true, p[:n], col.out)
+		p = p[n:]
+	}
+	want := Output{Kind: KindProblem, FromClient: true, Pos: int64(recs[1].pos), Problem: ProblemBacklog,
+		Message: "gave up on this TLS direction: the other direction's hello never came"}
+	if len(col.problems) != 1 || !equalOutput(col.problems[0], want) || c.Info().Records != 1 {
+		t.Errorf("problems %+v, records %d", col.problems, c.Info().Records)
+	}
+	c.Feed(false, cp.server, col.out)
+	if len(col.data[true]) != 0 || !bytes.Equal(col.data[false], cp.replied) || len(col.problems) != 1 {
+		t.Errorf("after the server's bytes: %d/%d bytes, problems %v", len(col.data[true]), len(col.data[false]), col.problems)
+	}
+}
