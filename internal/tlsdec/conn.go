@@ -1,0 +1,899 @@
+package tlsdec
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// MaxRecordLen is the largest record body accepted: 2^14 bytes of plaintext plus 256 of expansion, the
+// TLS 1.3 limit (RFC 8446, section 5.2). No TLS 1.2 suite decrypted here expands a record by more.
+const MaxRecordLen = 1<<14 + 256
+
+// RecordLenOK reports whether a record header's length is within MaxRecordLen.
+func RecordLenOK(n int) bool { return n >= 0 && n <= MaxRecordLen }
+
+const (
+	recordHeaderLen = 5
+	maxHandshakeMsg = 1 << 18 // larger handshake messages are skipped, not buffered
+	maxBacklog      = 1 << 20 // bytes held while waiting for the other direction's hello
+	resyncWindow    = 256     // sequence numbers tried after a gap (records lost in it)
+	maxResyncFails  = 8       // authenticated-looking headers that did not decrypt before giving up
+	resyncChunk     = 1 << 16
+
+	typeCCS       = 20
+	typeAlert     = 21
+	typeHandshake = 22
+	typeAppData   = 23
+	typeHeartbeat = 24
+
+	versionTLS12 = 0x0303
+	versionTLS13 = 0x0304
+)
+
+// LooksLikeTLS reports whether the first bytes of a direction are a TLS handshake record carrying a
+// ClientHello. It needs at least 11 bytes (record header, handshake header, client_version).
+func LooksLikeTLS(b []byte) bool {
+	if len(b) < 11 {
+		return false
+	}
+	n := int(b[3])<<8 | int(b[4])
+	return b[0] == typeHandshake && b[1] == 3 && b[2] <= 4 && n >= 4 && n <= 1<<14 &&
+		b[5] == 1 && b[9] == 3 && b[10] <= 4
+}
+
+// Kind says what an Output carries.
+type Kind uint8
+
+const (
+	// KindData is decrypted application data.
+	KindData Kind = iota + 1
+	// KindSession is sent once, when the version, the suite and whether there are keys are known;
+	// Info has the details.
+	KindSession
+	// KindProblem is a record that could not be decoded; nothing more is decoded from that direction
+	// until a KindResync.
+	KindProblem
+	// KindResync: decoding resumed at a record boundary after a gap or a problem.
+	KindResync
+	// KindAlert is a TLS alert (in clear or decrypted).
+	KindAlert
+)
+
+// Problem classifies a KindProblem.
+type Problem uint8
+
+const (
+	ProblemOversize  Problem = iota + 1 // a record header announcing more than MaxRecordLen bytes
+	ProblemMalformed                    // bytes that are not a TLS record header, or a bad plaintext
+	ProblemAuth                         // a record failed its AEAD tag, MAC or padding check: wrong key
+	ProblemTruncated                    // a record cut by a gap
+	ProblemHandshake                    // a handshake message that does not parse
+	ProblemBacklog                      // the other direction's hello never came
+	ProblemNoResync                     // after a gap, no record decrypts: the direction is given up
+)
+
+// Output is one thing Conn reports. Data is only valid during the callback.
+type Output struct {
+	Kind       Kind
+	FromClient bool
+	// Data and Offset (KindData): plaintext application bytes and the offset of Data[0] in this
+	// direction's decrypted stream (only what was decrypted counts).
+	Data   []byte
+	Offset int64
+	// Pos is the position, in this direction's TCP stream, of the record's first byte (KindData,
+	// KindProblem, KindAlert) or of the record decoding resumed at (KindResync). Bytes reported lost
+	// through Gap count.
+	Pos int64
+	// RecordLen (KindData, KindAlert): the record's size on the wire, header included: its bytes are
+	// [Pos, Pos+RecordLen) of the TCP stream.
+	RecordLen int
+	// KindProblem.
+	Problem Problem
+	Message string // one sentence
+	Have    int    // ProblemTruncated: bytes of the record received
+	Want    int    // ProblemTruncated: bytes of the record (-1 when even the header was cut)
+	// KindResync: bytes skipped before Pos since the problem or gap.
+	Skipped int64
+	// KindAlert.
+	AlertLevel, AlertDesc uint8
+}
+
+// Info describes the connection as far as it has been seen.
+type Info struct {
+	Version       string // "1.2", "1.3"; "" before the ServerHello
+	Cipher        string // e.g. "TLS_AES_128_GCM_SHA256"
+	SNI           string
+	ALPN          []string // offered by the client
+	ClientRandom  string   // hex
+	Decrypted     bool     // keys were found and no record failed authentication
+	Reason        string   // why not Decrypted, e.g. "no key for client random 1a2b…"
+	ClientCertDER [][]byte // the client's certificate chain (mTLS), leaf first; read only
+	Resumed       bool     // TLS 1.2 abbreviated handshake or TLS 1.3 PSK
+	HelloRetry    bool
+	KeyUpdates    int
+	Tickets       int
+	Records       int // records seen in both directions, decrypted or not
+}
+
+type keyState uint8
+
+const (
+	keysUnknown keyState = iota
+	keysReady
+	keysMissing
+)
+
+type dirState uint8
+
+const (
+	stNormal dirState = iota
+	stDesync
+	stDead
+)
+
+const (
+	afterAppKeys = 1 << iota
+	afterKeyUpdate
+	afterEndOfEarlyData
+)
+
+type direction struct {
+	client bool
+	state  dirState
+	pos    int64 // bytes of this direction consumed (and lost in gaps)
+
+	hdr    [recordHeaderLen]byte
+	hdrN   int
+	recPos int64
+	need   int
+	body   []byte
+	skip   int // bytes of an undecryptable record still to pass over
+
+	ccs        bool          // TLS 1.2: ChangeCipherSpec seen, everything after is encrypted
+	cipher     *recordCipher // current read key
+	pending    *recordCipher // TLS 1.2: key taking over at ChangeCipherSpec
+	appSecret  []byte        // TLS 1.3: current application traffic secret
+	early      *recordCipher // TLS 1.3 client: 0-RTT key
+	earlyPhase bool          // TLS 1.3 client: records may still be 0-RTT data
+	earlySkips int
+	after      int
+
+	hs     []byte
+	hsSkip int
+
+	plainOff int64
+
+	blocked bool
+	queue   []byte
+
+	scan        []byte
+	scanPos     int64
+	scanSkipped int64
+	resyncFails int
+	scratch     []byte
+}
+
+// Conn decrypts one TCP connection. It is not safe for concurrent use.
+type Conn struct {
+	keys    *KeyLog
+	dirs    [2]direction // client, server
+	ch      *clientHello
+	sh      *serverHello
+	version uint16
+	suite   *suite
+	ks      keyState
+	master  []byte // TLS 1.2
+	okRecs  int
+	info    Info
+}
+
+// NewConn returns a Conn that looks its secrets up in keys (which may be nil: nothing is decrypted,
+// records are counted).
+func NewConn(keys *KeyLog) *Conn {
+	c := &Conn{keys: keys}
+	c.dirs[0].client = true
+	return c
+}
+
+// Info returns what is known of the connection.
+func (c *Conn) Info() Info { return c.info }
+
+func (c *Conn) dir(fromClient bool) *direction {
+	if fromClient {
+		return &c.dirs[0]
+	}
+	return &c.dirs[1]
+}
+
+func (c *Conn) tls13() bool { return c.version == versionTLS13 }
+
+// Feed gives Conn the next bytes of one direction, in order, in any chunking. out receives decrypted
+// data and events, possibly of the other direction too (its records may have waited for this one's
+// hello).
+func (c *Conn) Feed(fromClient bool, data []byte, out func(Output)) {
+	if out == nil {
+		out = func(Output) {}
+	}
+	d := c.dir(fromClient)
+	if d.blocked {
+		c.enqueue(d, data, out)
+		return
+	}
+	c.consume(d, data, out)
+}
+
+// Gap tells Conn that bytes of one direction were lost (lost < 0: how many is unknown). A record cut
+// by it is reported; decoding that direction resumes at the first record that decrypts after it.
+func (c *Conn) Gap(fromClient bool, lost int64, out func(Output)) {
+	if out == nil {
+		out = func(Output) {}
+	}
+	d := c.dir(fromClient)
+	if d.blocked {
+		out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.pos, Problem: ProblemBacklog,
+			Message: "bytes were lost while this direction waited for the other one's TLS hello"})
+		d.pos += int64(len(d.queue))
+		d.queue, d.blocked, d.state = nil, false, stDead
+	}
+	if d.state == stDead {
+		if lost > 0 {
+			d.pos += lost
+		}
+		return
+	}
+	c.truncated(d, "a gap", out)
+	d.hdrN, d.skip, d.need = 0, 0, 0
+	d.body = d.body[:0]
+	d.hs, d.hsSkip = d.hs[:0], 0
+	if lost > 0 {
+		d.pos += lost
+	}
+	// Also when already looking for a boundary: bytes on both sides of a gap are never joined.
+	c.enterDesync(d, nil, d.pos)
+}
+
+// truncated reports a record of d cut short, if there is one.
+func (c *Conn) truncated(d *direction, by string, out func(Output)) {
+	if d.state != stNormal || d.hdrN == 0 {
+		return
+	}
+	have, want := d.hdrN, -1
+	if d.hdrN == recordHeaderLen {
+		want = recordHeaderLen + int(binary.BigEndian.Uint16(d.hdr[3:]))
+		have = recordHeaderLen + len(d.body)
+		if d.skip > 0 || d.need == 0 {
+			have = want - d.skip
+		}
+	}
+	msg := fmt.Sprintf("TLS record cut by %s after %d of %d bytes", by, have, want)
+	if want < 0 {
+		msg = fmt.Sprintf("TLS record header cut by %s after %d bytes", by, have)
+	}
+	out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.pos - int64(have), Problem: ProblemTruncated,
+		Message: msg, Have: have, Want: want})
+}
+
+// End tells Conn that no more bytes will come (end of the capture, connection closed): records that
+// waited for a hello that never came are counted, the session is reported if it was not yet, and a
+// record cut short is reported.
+func (c *Conn) End(out func(Output)) {
+	if out == nil {
+		out = func(Output) {}
+	}
+	switch {
+	case c.ch == nil:
+		c.missing("the ClientHello was not captured", out)
+	case c.sh == nil:
+		c.missing("the ServerHello was not captured", out)
+	}
+	for i := range c.dirs {
+		d := &c.dirs[i]
+		c.truncated(d, "the end of the stream", out)
+		d.hdrN, d.skip, d.need = 0, 0, 0
+		d.body = d.body[:0]
+	}
+}
+
+func (c *Conn) enqueue(d *direction, data []byte, out func(Output)) {
+	if len(d.queue)+len(data) > maxBacklog {
+		out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.pos, Problem: ProblemBacklog,
+			Message: "gave up on this TLS direction: the other direction's hello never came"})
+		d.pos += int64(len(d.queue) + len(data))
+		d.queue, d.blocked, d.state = nil, false, stDead
+		return
+	}
+	d.queue = append(d.queue, data...)
+}
+
+func (c *Conn) consume(d *direction, data []byte, out func(Output)) {
+	for len(data) > 0 {
+		switch {
+		case d.blocked:
+			c.enqueue(d, data, out)
+			return
+		case d.state == stDead:
+			d.pos += int64(len(data))
+			return
+		case d.state == stDesync:
+			n := min(len(data), resyncChunk)
+			c.resyncFeed(d, data[:n], out)
+			data = data[n:]
+			continue
+		case d.skip > 0:
+			n := min(d.skip, len(data))
+			d.skip -= n
+			d.pos += int64(n)
+			data = data[n:]
+			if d.skip == 0 {
+				d.hdrN = 0
+			}
+			continue
+		}
+		if d.hdrN < recordHeaderLen {
+			n := copy(d.hdr[d.hdrN:], data)
+			d.hdrN += n
+			d.pos += int64(n)
+			data = data[n:]
+			if d.hdrN < recordHeaderLen {
+				return
+			}
+			d.recPos = d.pos - recordHeaderLen
+			if !c.headerOK(d, out) {
+				continue
+			}
+			if c.mustWait(d) {
+				q := make([]byte, 0, recordHeaderLen+len(data))
+				q = append(q, d.hdr[:]...)
+				d.queue = append(q, data...)
+				d.blocked = true
+				d.pos -= recordHeaderLen
+				d.hdrN = 0
+				return
+			}
+			c.info.Records++
+			n = int(binary.BigEndian.Uint16(d.hdr[3:]))
+			if c.undecryptable(d) {
+				d.skip, d.need = n, 0
+				if n == 0 {
+					d.hdrN = 0
+				}
+				continue
+			}
+			d.need = n
+			if cap(d.body) < n {
+				d.body = make([]byte, 0, MaxRecordLen)
+			}
+			d.body = d.body[:0]
+			if n == 0 {
+				d.hdrN = 0
+				c.record(d, d.body, out)
+				continue
+			}
+			if len(data) >= n && !d.earlyPhase {
+				d.hdrN = 0
+				d.pos += int64(n)
+				in := data[:n]
+				data = data[n:]
+				c.record(d, in, out)
+			}
+			continue
+		}
+		n := min(d.need-len(d.body), len(data))
+		d.body = append(d.body, data[:n]...)
+		d.pos += int64(n)
+		data = data[n:]
+		if len(d.body) == d.need {
+			d.hdrN = 0
+			c.record(d, d.body, out)
+		}
+	}
+}
+
+func (c *Conn) headerOK(d *direction, out func(Output)) bool {
+	h := &d.hdr
+	n := int(binary.BigEndian.Uint16(h[3:]))
+	if h[0] >= typeCCS && h[0] <= typeHeartbeat && h[1] == 3 && h[2] <= 4 && n <= MaxRecordLen {
+		return true
+	}
+	p, msg := ProblemMalformed, fmt.Sprintf("bytes %02x %02x %02x are not a TLS record header", h[0], h[1], h[2])
+	if h[0] >= typeCCS && h[0] <= typeHeartbeat && h[1] == 3 && h[2] <= 4 {
+		p, msg = ProblemOversize, fmt.Sprintf("TLS record of %d bytes exceeds the %d-byte limit", n, MaxRecordLen)
+	}
+	out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.recPos, Problem: p, Message: msg})
+	d.hdrN = 0
+	c.enterDesync(d, h[1:], d.recPos+1)
+	d.scanSkipped = 1 // the header's first byte
+	return false
+}
+
+// mustWait: the record needs keys that depend on the other direction's hello, not seen yet.
+func (c *Conn) mustWait(d *direction) bool {
+	if c.ks != keysUnknown {
+		return false
+	}
+	switch d.hdr[0] {
+	case typeAppData:
+		return true
+	case typeCCS:
+		return c.version != versionTLS13
+	}
+	return d.ccs
+}
+
+// undecryptable: an encrypted record for which there is no key; it is counted and passed over.
+func (c *Conn) undecryptable(d *direction) bool {
+	if c.tls13() {
+		return d.hdr[0] == typeAppData && d.cipher == nil && !(d.earlyPhase && d.early != nil)
+	}
+	return d.ccs && d.cipher == nil
+}
+
+// record handles one complete record whose body is in: d.body, or the caller's bytes when the
+// record came whole (then it is decrypted straight into d.body, saving a copy).
+func (c *Conn) record(d *direction, in []byte, out func(Output)) {
+	ctype := d.hdr[0]
+	body := in
+	encrypted := (c.tls13() && ctype == typeAppData) || (!c.tls13() && d.ccs)
+	if encrypted {
+		var err error
+		var ok bool
+		body, ctype, ok, err = c.open(d, in)
+		if err == errAuth {
+			c.authFailure(d, out)
+			return
+		}
+		if err != nil {
+			out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.recPos, Problem: ProblemMalformed,
+				Message: "decrypted TLS record is longer than 2^14 bytes"})
+			return
+		}
+		if !ok {
+			return // rejected 0-RTT data, unreadable by design
+		}
+		c.okRecs++
+	}
+	switch ctype {
+	case typeAppData:
+		if encrypted && len(body) > 0 {
+			out(Output{Kind: KindData, FromClient: d.client, Data: body, Offset: d.plainOff, Pos: d.recPos,
+				RecordLen: recordHeaderLen + len(in)})
+			d.plainOff += int64(len(body))
+		}
+	case typeHandshake:
+		c.handshakeBytes(d, body, out)
+	case typeAlert:
+		if len(body) >= 2 {
+			out(Output{Kind: KindAlert, FromClient: d.client, Pos: d.recPos, RecordLen: recordHeaderLen + len(in),
+				AlertLevel: body[0], AlertDesc: body[1]})
+		}
+	case typeCCS:
+		if !c.tls13() && !encrypted {
+			d.ccs = true
+			d.cipher, d.pending = d.pending, nil
+		}
+	}
+	if d.after != 0 {
+		c.applyAfter(d)
+	}
+}
+
+// open decrypts a record of d into d.body; ok is false for a record passed over (rejected 0-RTT
+// data).
+func (c *Conn) open(d *direction, in []byte) (p []byte, ctype uint8, ok bool, err error) {
+	if cap(d.body) < len(in) {
+		d.body = make([]byte, 0, MaxRecordLen)
+	}
+	if !d.earlyPhase {
+		p, ctype, err = d.cipher.open(&d.hdr, in, d.body[:len(in)], d.cipher.seq)
+		if err == nil {
+			d.cipher.seq++
+		}
+		return p, ctype, true, err
+	}
+	// A ClientHello that offered 0-RTT: the records before the handshake key's may be early data,
+	// readable with the early key if the server accepted it, and otherwise skipped by the server too.
+	d.scratch = append(d.scratch[:0], in...) // in may be d.body, which a failed try overwrites
+	if d.cipher != nil {
+		if p, ctype, err = d.cipher.open(&d.hdr, d.scratch, d.body[:len(in)], d.cipher.seq); err == nil {
+			d.cipher.seq++
+			d.earlyPhase = false
+			return p, ctype, true, nil
+		}
+	}
+	if d.early != nil {
+		if p, ctype, err = d.early.open(&d.hdr, d.scratch, d.body[:len(in)], d.early.seq); err == nil {
+			d.early.seq++
+			return p, ctype, true, nil
+		}
+	}
+	d.earlySkips++
+	if d.earlySkips > 64 {
+		return nil, 0, false, errAuth
+	}
+	return nil, 0, false, nil
+}
+
+func (c *Conn) authFailure(d *direction, out func(Output)) {
+	out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.recPos, Problem: ProblemAuth,
+		Message: "TLS record failed authentication: the key does not match (or the bytes were altered)"})
+	if c.okRecs == 0 {
+		c.info.Decrypted = false
+		c.info.Reason = "records fail authentication with the key log's secret for client random " + c.shortRandom()
+	}
+	// Over TCP the bytes arrive as sent, so a failed tag means a wrong key: resynchronising would only
+	// fail again. The direction stays silent.
+	d.state = stDead
+}
+
+func (c *Conn) applyAfter(d *direction) {
+	a := d.after
+	d.after = 0
+	if a&afterEndOfEarlyData != 0 {
+		d.earlyPhase = false
+	}
+	if a&afterAppKeys != 0 {
+		d.earlyPhase = false
+		d.cipher = nil
+		if d.appSecret != nil {
+			d.cipher, _ = newCipher13(c.suite, d.appSecret)
+		}
+	}
+	if a&afterKeyUpdate != 0 && d.appSecret != nil {
+		d.appSecret = nextTrafficSecret(c.suite.prf, d.appSecret)
+		d.cipher, _ = newCipher13(c.suite, d.appSecret)
+	}
+}
+
+// handshakeBytes reassembles handshake messages, which may span records.
+func (c *Conn) handshakeBytes(d *direction, p []byte, out func(Output)) {
+	for len(p) > 0 {
+		if d.hsSkip > 0 {
+			n := min(d.hsSkip, len(p))
+			d.hsSkip -= n
+			p = p[n:]
+			continue
+		}
+		d.hs = append(d.hs, p...)
+		p = nil
+		used := 0
+		for len(d.hs)-used >= 4 {
+			m := d.hs[used:]
+			n := int(m[1])<<16 | int(m[2])<<8 | int(m[3])
+			if n > maxHandshakeMsg {
+				// Skipped unread; only its length matters to find the next message.
+				have := len(m) - 4
+				if have >= n {
+					used += 4 + n
+					continue
+				}
+				d.hsSkip = n - have
+				used = len(d.hs)
+				break
+			}
+			if len(m) < 4+n {
+				break
+			}
+			c.handshakeMsg(d, m[0], m[4:4+n], out)
+			used += 4 + n
+		}
+		d.hs = append(d.hs[:0], d.hs[used:]...)
+	}
+}
+
+func (c *Conn) handshakeMsg(d *direction, typ uint8, msg []byte, out func(Output)) {
+	bad := func(what string) {
+		out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.recPos, Problem: ProblemHandshake,
+			Message: "malformed TLS " + what})
+	}
+	switch typ {
+	case 1: // ClientHello
+		if !d.client || c.ch != nil {
+			return // the second ClientHello after a HelloRetryRequest keeps the random
+		}
+		ch, ok := parseClientHello(msg)
+		if !ok {
+			bad("ClientHello")
+			c.missing("the ClientHello does not parse", out)
+			return
+		}
+		c.ch = ch
+		c.info.SNI = ch.sni
+		c.info.ALPN = ch.alpn
+		c.info.ClientRandom = hex.EncodeToString(ch.random[:])
+		c.trySetup(out)
+		c.drain(out)
+	case 2: // ServerHello
+		if d.client || c.sh != nil {
+			return
+		}
+		sh, ok := parseServerHello(msg)
+		if !ok {
+			bad("ServerHello")
+			c.missing("the ServerHello does not parse", out)
+			return
+		}
+		c.version = sh.version
+		c.info.Version = versionName(sh.version)
+		c.info.Cipher = suiteName(sh.suite)
+		if sh.hrr {
+			c.info.HelloRetry = true
+			c.drain(out) // a TLS 1.3 client's ChangeCipherSpec no longer waits
+			return
+		}
+		c.sh = sh
+		c.trySetup(out)
+		c.drain(out)
+	case 4: // NewSessionTicket
+		c.info.Tickets++
+		if !c.tls13() && !d.client {
+			if t, ok := parseTicket12(msg); ok {
+				c.keys.learn(nil, t, c.master)
+			}
+		}
+	case 5: // EndOfEarlyData
+		if d.client {
+			d.after |= afterEndOfEarlyData
+		}
+	case 11: // Certificate
+		if !d.client {
+			return
+		}
+		certs, ok := parseCertificate(msg, c.tls13())
+		if !ok {
+			bad("Certificate")
+			return
+		}
+		if len(certs) > 0 {
+			c.info.ClientCertDER = certs
+		}
+	case 20: // Finished
+		if c.tls13() {
+			d.after |= afterAppKeys
+		}
+	case 24: // KeyUpdate
+		if c.tls13() {
+			d.after |= afterKeyUpdate
+			c.info.KeyUpdates++
+		}
+	}
+}
+
+func versionName(v uint16) string {
+	switch v {
+	case versionTLS13:
+		return "1.3"
+	case versionTLS12:
+		return "1.2"
+	case 0x0302:
+		return "1.1"
+	case 0x0301:
+		return "1.0"
+	}
+	return fmt.Sprintf("0x%04x", v)
+}
+
+func (c *Conn) shortRandom() string {
+	if len(c.info.ClientRandom) > 16 {
+		return c.info.ClientRandom[:16] + "…"
+	}
+	return c.info.ClientRandom
+}
+
+func (c *Conn) missing(reason string, out func(Output)) {
+	if c.ks != keysUnknown {
+		return
+	}
+	c.ks = keysMissing
+	c.info.Decrypted = false
+	c.info.Reason = reason
+	out(Output{Kind: KindSession})
+	c.drain(out)
+}
+
+// trySetup derives the record keys once both hellos are known.
+func (c *Conn) trySetup(out func(Output)) {
+	if c.ks != keysUnknown || c.ch == nil || c.sh == nil {
+		return
+	}
+	ch, sh := c.ch, c.sh
+	s := suites[sh.suite]
+	cd, sd := &c.dirs[0], &c.dirs[1]
+	switch sh.version {
+	case versionTLS13:
+		c.info.Resumed = sh.psk
+		if s == nil || !s.tls13 {
+			c.missing("cipher suite "+suiteName(sh.suite)+" is not one kdissect decrypts in TLS 1.3", out)
+			return
+		}
+		c.suite = s
+		sec, ok := c.keys.lookup(ch.random, nil, nil)
+		if !ok {
+			c.missing("no key for client random "+c.shortRandom(), out)
+			return
+		}
+		cd.cipher = newCipher13OrNil(s, sec.clientHS)
+		sd.cipher = newCipher13OrNil(s, sec.serverHS)
+		cd.appSecret, sd.appSecret = sec.clientApp, sec.serverApp
+		if ch.earlyData {
+			cd.earlyPhase = true
+			cd.early = newCipher13OrNil(s, sec.clientEarly)
+		}
+		var lacks []string
+		for _, x := range []struct {
+			b    []byte
+			name string
+		}{{sec.clientHS, "CLIENT_HANDSHAKE_TRAFFIC_SECRET"}, {sec.serverHS, "SERVER_HANDSHAKE_TRAFFIC_SECRET"},
+			{sec.clientApp, "CLIENT_TRAFFIC_SECRET_0"}, {sec.serverApp, "SERVER_TRAFFIC_SECRET_0"}} {
+			if x.b == nil {
+				lacks = append(lacks, x.name)
+			} else if len(x.b) != s.prf().Size() {
+				c.missing(fmt.Sprintf("the key log's %s for client random %s has %d bytes, not %d",
+					x.name, c.shortRandom(), len(x.b), s.prf().Size()), out)
+				cd.cipher, sd.cipher, cd.appSecret, sd.appSecret, cd.early = nil, nil, nil, nil, nil
+				return
+			}
+		}
+		if len(lacks) > 0 {
+			c.ks = keysReady
+			c.info.Reason = "the key log lacks " + strings.Join(lacks, " and ") + " for client random " + c.shortRandom()
+			out(Output{Kind: KindSession})
+			return
+		}
+	case versionTLS12:
+		c.info.Resumed = len(sh.sessionID) > 0 && string(sh.sessionID) == string(ch.sessionID)
+		if s == nil || s.tls13 {
+			c.missing("cipher suite "+suiteName(sh.suite)+" is not one kdissect decrypts in TLS 1.2", out)
+			return
+		}
+		c.suite = s
+		var sid, ticket []byte
+		if c.info.Resumed {
+			sid, ticket = sh.sessionID, ch.ticket
+		}
+		sec, ok := c.keys.lookup(ch.random, sid, ticket)
+		if !ok || sec.master == nil {
+			c.missing("no key for client random "+c.shortRandom(), out)
+			return
+		}
+		c.master = sec.master
+		if !c.info.Resumed {
+			c.keys.learn(sh.sessionID, nil, sec.master)
+		}
+		etm := ch.etm && sh.etm && s.bulk == bulkCBC
+		cc, sc, err := newCiphers12(s, sec.master, ch.random[:], sh.random[:], etm)
+		if err != nil {
+			c.missing("cannot build the record keys: "+err.Error(), out)
+			return
+		}
+		cd.pending, sd.pending = cc, sc
+	default:
+		c.missing("TLS version "+versionName(sh.version)+" is not decrypted", out)
+		return
+	}
+	c.ks = keysReady
+	c.info.Decrypted = true
+	out(Output{Kind: KindSession})
+}
+
+func newCipher13OrNil(s *suite, secret []byte) *recordCipher {
+	if secret == nil || len(secret) != s.prf().Size() {
+		return nil
+	}
+	rc, err := newCipher13(s, secret)
+	if err != nil {
+		return nil
+	}
+	return rc
+}
+
+// drain replays the bytes a direction held back while it waited for the other one's hello.
+func (c *Conn) drain(out func(Output)) {
+	for i := range c.dirs {
+		d := &c.dirs[i]
+		if !d.blocked {
+			continue
+		}
+		if c.ks == keysUnknown && !(c.tls13() && d.queue[0] == typeCCS) {
+			continue
+		}
+		q := d.queue
+		d.queue, d.blocked = nil, false
+		c.consume(d, q, out)
+	}
+}
+
+// enterDesync starts looking for the next record boundary; pending are bytes already consumed that
+// may hold it, starting at stream position pos.
+func (c *Conn) enterDesync(d *direction, pending []byte, pos int64) {
+	d.state = stDesync
+	d.scan = append(d.scan[:0], pending...)
+	d.scanPos = pos
+	d.scanSkipped = 0
+	d.resyncFails = 0
+	d.hs, d.hsSkip = d.hs[:0], 0
+}
+
+// plausible reports whether b starts with a header of an encrypted record of this connection.
+func (c *Conn) plausible(b []byte) bool {
+	n := int(b[3])<<8 | int(b[4])
+	if b[1] != 3 || n == 0 || n > MaxRecordLen {
+		return false
+	}
+	if c.tls13() {
+		return b[0] == typeAppData && b[2] == 3
+	}
+	return b[0] >= typeCCS && b[0] <= typeAppData && b[2] <= 3
+}
+
+func (c *Conn) resyncFeed(d *direction, data []byte, out func(Output)) {
+	d.scan = append(d.scan, data...)
+	d.pos += int64(len(data))
+	i := 0
+	for ; i+recordHeaderLen <= len(d.scan); i++ {
+		h := d.scan[i:]
+		if !c.plausible(h) {
+			continue
+		}
+		end := i + recordHeaderLen + (int(h[3])<<8 | int(h[4]))
+		keyed := d.cipher != nil
+		if keyed && end > len(d.scan) || !keyed && end+recordHeaderLen > len(d.scan) {
+			break // this candidate needs more bytes to be judged
+		}
+		if !keyed && !c.plausible(d.scan[end:]) {
+			continue
+		}
+		if keyed && !c.trial(d, d.scan[i:end]) {
+			d.resyncFails++
+			if d.resyncFails >= maxResyncFails {
+				out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.scanPos + int64(i), Problem: ProblemNoResync,
+					Message: "no TLS record after the gap decrypts: the rest of this direction is not decoded"})
+				d.state = stDead
+				d.scan = nil
+				return
+			}
+			continue
+		}
+		pos := d.scanPos + int64(i)
+		out(Output{Kind: KindResync, FromClient: d.client, Pos: pos, Skipped: d.scanSkipped + int64(i)})
+		rest := d.scan[i:]
+		d.scan = nil
+		d.state = stNormal
+		d.pos = pos
+		c.consume(d, rest, out)
+		return
+	}
+	d.scanPos += int64(i)
+	d.scanSkipped += int64(i)
+	d.scan = append(d.scan[:0], d.scan[i:]...)
+}
+
+// trial finds the sequence number a record after a gap was sent under, trying the records the gap
+// may have held, and leaves the cipher at it.
+func (c *Conn) trial(d *direction, rec []byte) bool {
+	var hdr [recordHeaderLen]byte
+	copy(hdr[:], rec)
+	body := rec[recordHeaderLen:]
+	rc := d.cipher
+	try := func(seq uint64) bool {
+		d.scratch = append(d.scratch[:0], body...)
+		if _, _, err := rc.open(&hdr, d.scratch, d.scratch, seq); err == nil {
+			rc.seq = seq
+			return true
+		}
+		return false
+	}
+	if !rc.tls13 && rc.s.bulk == bulkGCM && len(body) >= 8 {
+		// Most TLS 1.2 stacks (Go, OpenSSL, Java) send the sequence number as the explicit nonce.
+		if seq := binary.BigEndian.Uint64(body[:8]); seq >= rc.seq && try(seq) {
+			return true
+		}
+	}
+	for k := uint64(0); k < resyncWindow; k++ {
+		if try(rc.seq + k) {
+			return true
+		}
+	}
+	return false
+}
