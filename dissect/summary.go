@@ -31,6 +31,8 @@ func summarize(m *Message) string {
 		b = appendResults(b, body, "Results", "result", nil)
 	case m.APIKey == 31:
 		b = appendResults(b, body, "FilterResults", "filter", deletedCount)
+	case m.APIKey == saslHandshakeKey || m.APIKey == saslAuthenticateKey || (m.APIKey == SASLTokenKey && body.Name == "token"):
+		b = appendSASL(b, m, body)
 	}
 	if len(b) == head && m.Direction == Request {
 		if c := m.Tree.Find("RequestHeader", "client_id"); c != nil && !c.Null && c.Str != "" {
