@@ -84,6 +84,8 @@ func TestIdentityTracker(t *testing.T) {
 		{"picked up midway", false, "", []step{createAcls()},
 			Identity{}},
 		{"handshake not captured", false, "", []step{auth(plain), authOK(""), createAcls()},
+			Identity{Principal: "User:alice", Mechanism: "PLAIN", Source: "sasl", Authenticated: true}},
+		{"handshake not captured, opaque token", false, "", []step{auth("\x60\x82\x01\x00"), authOK(""), createAcls()},
 			Identity{Source: "sasl", Authenticated: true}},
 		{"mTLS", true, "CN=svc-payments,OU=payments,O=Example Corp,L=Zurich,C=CH", []step{apiVersions(), createAcls()},
 			Identity{Principal: "User:CN=svc-payments,OU=payments,O=Example Corp,L=Zurich,C=CH", Source: "tls", Authenticated: true}},

@@ -84,6 +84,10 @@ func (d *decoder) saslToken(n *Node, dir Direction) {
 		note = noteGSSAPI
 		d.hide(n, redactSecret)
 	default:
+		if note, badAt, bad = d.sniff(t, dir); note != "" {
+			n.Doc += " " + docGuessed
+			break
+		}
 		note = noteUnknownMech
 		d.hide(n, redactSecret)
 	}
@@ -461,4 +465,58 @@ func appendToken(b []byte, tok *Node) []byte {
 		b = tok.appendRedacted(b)
 	}
 	return b
+}
+
+const docGuessed = "(Mechanism recognised from the token itself: the SaslHandshake was not seen.)"
+
+// sniff reads a token of an unknown mechanism as the mechanism whose
+// unmistakable shape it has, so that the parts that are not secret can be
+// shown and the principal named. It recognises only shapes no binary
+// token takes by chance: a PLAIN token of three printable parts, SCRAM
+// attribute lists, an OAUTHBEARER initial response. Anything else stays
+// hidden whole.
+func (d *decoder) sniff(t token, dir Direction) (note string, badAt int, bad string) {
+	mark := len(d.stack)
+	switch {
+	case dir == Request && looksPlain(t.b):
+		note, badAt, bad = d.plain(t)
+	case dir == Request && bytes.HasPrefix(t.b, []byte("n,,\x01auth=")):
+		note, badAt, bad = d.oauth(t, dir)
+	case looksScram(t.b, dir):
+		note, badAt, bad = d.scram(t, dir)
+	}
+	if bad != "" || note == "" {
+		d.stack = d.stack[:mark] // not that mechanism after all
+		return "", 0, ""
+	}
+	return note, 0, ""
+}
+
+func looksPlain(b []byte) bool {
+	if bytes.Count(b, []byte{0}) != 2 || !utf8.Valid(b) {
+		return false
+	}
+	for _, c := range b {
+		if c != 0 && (c < 0x20 || c == 0x7f) {
+			return false
+		}
+	}
+	return true
+}
+
+// looksScram: printable ASCII, comma-separated attributes that start the
+// way one of the four SCRAM messages starts.
+func looksScram(b []byte, dir Direction) bool {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	s := string(b)
+	if dir == Request {
+		return strings.HasPrefix(s, "n,,n=") || strings.HasPrefix(s, "y,,n=") ||
+			(strings.HasPrefix(s, "c=") && strings.Contains(s, ",r=") && strings.Contains(s, ",p="))
+	}
+	return (strings.HasPrefix(s, "r=") && strings.Contains(s, ",s=") && strings.Contains(s, ",i=")) ||
+		strings.HasPrefix(s, "v=") || strings.HasPrefix(s, "e=")
 }

@@ -82,8 +82,9 @@ func TestRoundTripSaslAuthenticateRequest(t *testing.T) {
 		t.Run(vname(v), func(t *testing.T) {
 			req := kmsg.NewPtrSASLAuthenticateRequest()
 			req.SetVersion(v)
-			// Over 127 bytes: a two-byte compact length at v2.
-			req.SASLAuthBytes = []byte("n,,n=" + longName + ",r=fyko+d2lbbFgONRv9qkxdawL")
+			// Over 127 bytes (a two-byte compact length at v2), and binary,
+			// so that no mechanism is recognised in it.
+			req.SASLAuthBytes = opaqueToken(338)
 			frame := requestFrame(req, 3, nil)
 			e := expect{flex: req.IsFlexible()}
 			w := frameWant("SaslAuthenticateRequest", frame, requestHeaderWant(req, 3, nil),
@@ -112,7 +113,7 @@ func TestRoundTripSaslAuthenticateResponse(t *testing.T) {
 			resp.SetVersion(v)
 			resp.ErrorCode = 58
 			resp.ErrorMessage = ptr("Authentication failed: Invalid username or password")
-			resp.SASLAuthBytes = []byte("v=rmF9pqV8S7suAoZWja4dJRkFsKQ=")
+			resp.SASLAuthBytes = opaqueToken(30)
 			resp.SessionLifetimeMillis = 3600000
 			frame := responseFrame(resp, -9)
 			e := expect{flex: resp.IsFlexible()}
@@ -204,6 +205,16 @@ const (
 	sampleJWT      = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSIsImV4cCI6NH0.c2lnbmF0dXJl" // {"sub":"alice","exp":4}
 )
 
+// opaqueToken is n binary bytes with one NUL, like a Kerberos token: no
+// mechanism is recognised in it.
+func opaqueToken(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + 0x60)
+	}
+	return b
+}
+
 func saslAuthReq(v int16, corr int32, tok string) []byte {
 	r := kmsg.NewPtrSASLAuthenticateRequest()
 	r.SetVersion(v)
@@ -251,7 +262,9 @@ func saslSampleFrames() []saslSample {
 		mk("SaslAuthenticateRequest v0 PLAIN", true, 36, 0, "PLAIN", saslAuthReq(0, 2, plain)),
 		mk("SaslAuthenticateRequest v1 PLAIN authzid", true, 36, 1, "PLAIN", saslAuthReq(1, 2, "admin\x00alice\x00"+samplePassword)),
 		mk("SaslAuthenticateRequest v2 PLAIN", true, 36, 2, "PLAIN", saslAuthReq(2, 2, plain)),
-		mk("SaslAuthenticateRequest v2 unknown mechanism", true, 36, 2, "", saslAuthReq(2, 2, plain)),
+		mk("SaslAuthenticateRequest v2 unknown mechanism", true, 36, 2, "", saslAuthReq(2, 2, string(opaqueToken(40)))),
+		mk("SaslAuthenticateRequest v2 PLAIN recognised", true, 36, 2, "", saslAuthReq(2, 2, plain)),
+		mk("SaslAuthenticateRequest v2 SCRAM client-final recognised", true, 36, 2, "", saslAuthReq(2, 3, "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p="+sampleProof)),
 		mk("SaslAuthenticateRequest v2 PLAIN malformed", true, 36, 2, "PLAIN", saslAuthReq(2, 2, "alice\x00"+samplePassword)),
 		mk("SaslAuthenticateResponse v0 PLAIN", false, 36, 0, "PLAIN", saslAuthResp(0, 2, 0, nil, "")),
 		mk("SaslAuthenticateResponse v1 failed", false, 36, 1, "PLAIN", saslAuthResp(1, 2, 58, ptr("Authentication failed: Invalid username or password"), "")),

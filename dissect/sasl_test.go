@@ -93,7 +93,24 @@ func TestSASLTokens(t *testing.T) {
 		{"OAUTHBEARER unterminated", "OAUTHBEARER", Request, "n,,\x01auth=Bearer abc", "not a valid OAUTHBEARER token", nil, nil,
 			[]ByteRange{{4, 19}}, "OAUTHBEARER key=value pair at token byte 4 is not ended by 0x01"},
 		{"GSSAPI", "GSSAPI", Request, "\x60\x82\x01\x00", "GSSAPI token, opaque", nil, nil, []ByteRange{{4, 4}}, ""},
-		{"unknown mechanism", "", Request, "\x00alice\x00pw", "SASL mechanism unknown", nil, nil, []ByteRange{{4, 9}}, ""},
+		{"unknown mechanism", "", Request, "\x60\x00alice\x00pw\x01", "SASL mechanism unknown", nil, nil, []ByteRange{{4, 11}}, ""},
+		{"unknown mechanism, PLAIN recognised", "", Request, "\x00alice\x00pw", "PLAIN", []string{
+			`authzid [4,0] = ""`, `authcid [5,5] = "alice"`, `password [11,2] = <redacted, 2 bytes>`,
+		}, []string{
+			`authzid [4,0] = ""`, `authcid [5,5] = "alice"`, `password [11,2] = "pw"`,
+		}, []ByteRange{{11, 2}}, ""},
+		{"unknown mechanism, SCRAM recognised", "", Request, "c=biws,r=ab,p=cHJvb2Y=", "SCRAM client-final", []string{
+			`channel_binding [6,4] = "biws"`, `nonce [13,2] = "ab"`, `proof [18,8] = <redacted, 8 bytes>`,
+		}, []string{
+			`channel_binding [6,4] = "biws"`, `nonce [13,2] = "ab"`, `proof [18,8] = "cHJvb2Y="`,
+		}, []ByteRange{{18, 8}}, ""},
+		{"unknown mechanism, SCRAM-like garbage", "", Response, "v=", "SCRAM server-final", []string{`verifier [6,0] = ""`}, nil, nil, ""},
+		{"unknown mechanism, malformed SCRAM stays hidden", "", Request, "c=biws,r=ab,p=cHJv,junk", "SASL mechanism unknown", nil, nil, []ByteRange{{4, 23}}, ""},
+		{"unknown mechanism, OAUTHBEARER recognised", "", Request, "n,,\x01auth=Bearer abc\x01\x01", "OAUTHBEARER initial response", []string{
+			`gs2_header [4,3] = "n,,"`, `scheme [13,6] = "Bearer"`, `token [20,3] = <redacted, 3 bytes>`,
+		}, []string{
+			`gs2_header [4,3] = "n,,"`, `scheme [13,6] = "Bearer"`, `token [20,3] = "abc"`,
+		}, []ByteRange{{20, 3}}, ""},
 		{"unknown mechanism, response", "X-CUSTOM", Response, "challenge", "SASL mechanism unknown", nil, nil, []ByteRange{{4, 9}}, ""},
 		{"PLAIN response", "PLAIN", Response, "odd", "PLAIN: the broker sends no token", nil, nil, nil, ""},
 	} {

@@ -107,7 +107,7 @@ type decodedMsg struct {
 	frame []byte
 }
 
-func decodeCapture(t *testing.T, frames []capFrame, o Options) (msgs []decodedMsg, ids map[int]Identity) {
+func decodeCapture(t *testing.T, frames []capFrame, o Options, trackMech bool) (msgs []decodedMsg, ids map[int]Identity) {
 	type pend struct{ key, ver int16 }
 	pending := map[int]map[int32]pend{}
 	trackers := map[int]*IdentityTracker{}
@@ -117,7 +117,9 @@ func decodeCapture(t *testing.T, frames []capFrame, o Options) (msgs []decodedMs
 			tr = NewIdentityTracker(true)
 			trackers[f.port], pending[f.port] = tr, map[int32]pend{}
 		}
-		o.Mechanism = tr.Mechanism()
+		if trackMech {
+			o.Mechanism = tr.Mechanism()
+		}
 		var m *Message
 		if f.request {
 			m = saslReg.DecodeRequestWith(f.data, o)
@@ -186,8 +188,11 @@ func TestNoPasswordInAnyOutput(t *testing.T) {
 	}
 	frames := captureFrames(t, "kadm-acls.pcap", expect.BrokerPort)
 	passwords := []string{"admin-secret", "mallory-secret"} // internal/traffic's credentials
-	for _, show := range []bool{false, true} {
-		msgs, ids := decodeCapture(t, frames, Options{ShowSecrets: show})
+	// Without the mechanism (as when the handshake was not captured) the
+	// PLAIN tokens are recognised by their shape, and hidden all the same.
+	for _, c := range []struct{ show, trackMech bool }{{false, true}, {true, true}, {false, false}, {true, false}} {
+		show := c.show
+		msgs, ids := decodeCapture(t, frames, Options{ShowSecrets: show}, c.trackMech)
 		found := map[string]int{}
 		var auths, plains int
 		for _, d := range msgs {
