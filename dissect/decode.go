@@ -714,6 +714,11 @@ func (d *decoder) body(def *Def, apiName string, cat Category) {
 			n.Size += d.notKept // the body's bytes that were not kept are still its bytes
 			d.covered = true
 		}
+		if cat == CatRequestBody && d.m.APIKey == saslAuthenticateKey {
+			// Without a definition the token cannot be read, and it may be a
+			// PLAIN password: the whole body stays hidden.
+			d.hide(n, redactSecret)
+		}
 		return
 	}
 	bn, mark := d.open(def.Name, "struct", KindStruct)

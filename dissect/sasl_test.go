@@ -210,3 +210,36 @@ func FuzzSASLToken(f *testing.F) {
 		}
 	})
 }
+
+// TestSASLWithoutDefinitions: a registry without the SASL definitions
+// (Builtin) shows SaslAuthenticate's body opaque, and hidden: it may be a
+// PLAIN token.
+func TestSASLWithoutDefinitions(t *testing.T) {
+	frame := saslAuthReq(2, 2, "\x00alice\x00"+samplePassword)
+	for _, show := range []bool{false, true} {
+		m := Builtin().DecodeRequestWith(frame, Options{ShowSecrets: show})
+		body := m.Tree.Child("body")
+		if body == nil || body.Size != 25 {
+			t.Fatalf("no 25-byte opaque body: %s", AppendText(nil, m.Tree))
+		}
+		wantDisp, wantSecrets := "<redacted, 25 bytes> (not dissected)", "[{28 25}]"
+		if show {
+			wantDisp, wantSecrets = "25 bytes (not dissected)", "[]"
+		}
+		if got := body.Display(); got != wantDisp {
+			t.Errorf("show=%v: body %q, want %q", show, got, wantDisp)
+		}
+		if got := fmt.Sprint(m.SecretRanges()); got != wantSecrets {
+			t.Errorf("show=%v: secrets %s, want %s", show, got, wantSecrets)
+		}
+		layout := AppendHexDump(nil, frame, m.Tree)
+		if got := bytes.Contains(layout, []byte(samplePassword[:8])); got != show {
+			t.Errorf("show=%v: password in the layout=%v:\n%s", show, got, layout)
+		}
+	}
+	// The response is not hidden: it holds no credential.
+	resp := Builtin().DecodeResponse(saslAuthResp(2, 2, 0, nil, ""), 36, 2)
+	if b := resp.Tree.Child("body"); b == nil || b.Redacted() {
+		t.Errorf("response body: %+v", b)
+	}
+}
