@@ -406,12 +406,13 @@ func appendSASL(b []byte, m *Message, body *Node) []byte {
 		}
 	case m.APIKey == saslHandshakeKey:
 		b = appendSym(b, body.Child("ErrorCode"))
-		if arr := body.Child("Mechanisms"); arr != nil && arr.HasValue() {
-			b = append(b, ", enabled:"...)
+		sep := ", enabled: "
+		if arr := body.Child("Mechanisms"); arr != nil {
 			for _, c := range arr.Children {
 				if c.Kind == KindString {
-					b = append(b, ' ')
+					b = append(b, sep...)
 					b = appendText(b, c)
+					sep = ", "
 				}
 			}
 		}

@@ -243,3 +243,23 @@ func TestSASLWithoutDefinitions(t *testing.T) {
 		t.Errorf("response body: %+v", b)
 	}
 }
+
+func TestSASLSummaries(t *testing.T) {
+	for _, c := range []struct {
+		m    *Message
+		want string
+	}{
+		{saslReg.DecodeResponse(saslHandshakeResp(1, 1, 0), 17, 1), "SaslHandshake v1 response corr=1: NONE"},
+		{saslReg.DecodeResponse(saslHandshakeResp(0, 1, 0, "PLAIN", "GSSAPI"), 17, 0), "SaslHandshake v0 response corr=1: NONE, enabled: PLAIN, GSSAPI"},
+		{saslReg.DecodeRequest(saslHandshakeReq(1, 4, "OAUTHBEARER\x1b[2J")), `SaslHandshake v1 request corr=4: mechanism OAUTHBEARER\x1b[2J`},
+		{saslReg.DecodeRequestWith(saslAuthReq(1, 2, "\x00ev\x1bil\x00pw"), Options{Mechanism: "PLAIN"}), `SaslAuthenticate v1 request corr=2: PLAIN user ev\x1bil`},
+		{saslReg.DecodeRequestWith(saslAuthReq(1, 2, ""), Options{Mechanism: "PLAIN"}), "SaslAuthenticate v1 request corr=2: empty token"},
+		{saslReg.DecodeSASLToken(rawToken("\x00alice\x00"+samplePassword), Request, Options{}), "SASL token request: PLAIN user alice"},
+		{saslReg.DecodeSASLToken(rawToken("\x01\x02"), Response, Options{}), "SASL token response: SASL mechanism unknown, <redacted, 2 bytes>"},
+		{saslReg.DecodeSASLToken(rawToken("\x00a\x00b\x00c"), Request, Options{Mechanism: "PLAIN"}), "SASL token request: not a valid PLAIN token, <redacted, 6 bytes> [malformed: PLAIN token has 3 NUL separators, not 2]"},
+	} {
+		if c.m.Summary != c.want {
+			t.Errorf("summary\n got %s\nwant %s", c.m.Summary, c.want)
+		}
+	}
+}
