@@ -79,10 +79,10 @@ type Node struct {
 	Null     bool
 	noval    bool    // a struct or group, or a value never read: no "= value"
 	lenKind  lenKind // how rawLen is noted after the value
-	rawLen   int64   // a string's or bytes' length prefix as read
-	enum     *Enum   // names the integer value
-	note     string  // shown in parentheses after the value: "compact, n+1"
 	redact   redaction
+	rawLen   int64  // a string's or bytes' length prefix as read
+	enum     *Enum  // names the integer value
+	note     string // shown in parentheses after the value: "compact, n+1"
 }
 
 // lenKind says how a length prefix was encoded, for the note after a
