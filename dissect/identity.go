@@ -1,5 +1,7 @@
 package dissect
 
+import "strconv"
+
 // Identity is who stands behind a connection, named as Kafka's default
 // principal builder names it.
 type Identity struct {
@@ -212,4 +214,57 @@ func (t *IdentityTracker) readServer(tok *Node) {
 	case t.pending.Mechanism == MechPlain, t.pending.Mechanism == MechOAuthBearer:
 		t.succeed() // one round: the answer to the client's only token
 	}
+}
+
+// String is the identity as a summary line ends with it ("by " + String):
+// the principal, or the mechanism when the wire does not name one, and
+// "(failed)" or "(not yet accepted)" when the broker has not accepted it;
+// "" when nothing is known.
+func (i Identity) String() string {
+	if !i.Known() {
+		return ""
+	}
+	s := i.Principal
+	switch {
+	case s == "" && i.Mechanism != "":
+		s = "a " + i.Mechanism + " user"
+	case s == "":
+		s = "an unnamed user"
+	}
+	switch {
+	case i.Failed:
+		s += " (failed)"
+	case !i.Authenticated:
+		s += " (not yet accepted)"
+	}
+	return Escape(s)
+}
+
+// AppendIdentityJSON writes the NDJSON members of an identity, without
+// braces: "principal" (null when unknown) and "auth" (null when nothing
+// is known, else mechanism, source, authenticated and failed).
+func AppendIdentityJSON(dst []byte, i Identity) []byte {
+	dst = append(dst, `"principal":`...)
+	if i.Principal == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = AppendJSONString(dst, i.Principal)
+	}
+	dst = append(dst, `,"auth":`...)
+	if !i.Known() {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, `{"mechanism":`...)
+	if i.Mechanism == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = AppendJSONString(dst, i.Mechanism)
+	}
+	dst = append(dst, `,"source":`...)
+	dst = AppendJSONString(dst, i.Source)
+	dst = append(dst, `,"authenticated":`...)
+	dst = strconv.AppendBool(dst, i.Authenticated)
+	dst = append(dst, `,"failed":`...)
+	dst = strconv.AppendBool(dst, i.Failed)
+	return append(dst, '}')
 }

@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -151,5 +152,37 @@ func TestIdentityConstructors(t *testing.T) {
 	}
 	if got, want := AnonymousIdentity(), (Identity{Principal: "User:ANONYMOUS", Source: "none", Authenticated: true}); got != want {
 		t.Errorf("AnonymousIdentity %+v", got)
+	}
+}
+
+func TestIdentityRendering(t *testing.T) {
+	for _, c := range []struct {
+		id         Identity
+		text, json string
+	}{
+		{Identity{}, "", `"principal":null,"auth":null`},
+		{Identity{Principal: "User:alice", Mechanism: "SCRAM-SHA-256", Source: "sasl", Authenticated: true}, "User:alice",
+			`"principal":"User:alice","auth":{"mechanism":"SCRAM-SHA-256","source":"sasl","authenticated":true,"failed":false}`},
+		{Identity{Principal: "User:mallory", Mechanism: "PLAIN", Source: "sasl", Failed: true}, "User:mallory (failed)",
+			`"principal":"User:mallory","auth":{"mechanism":"PLAIN","source":"sasl","authenticated":false,"failed":true}`},
+		{Identity{Mechanism: "GSSAPI", Source: "sasl", Authenticated: true}, "a GSSAPI user",
+			`"principal":null,"auth":{"mechanism":"GSSAPI","source":"sasl","authenticated":true,"failed":false}`},
+		{Identity{Principal: "User:bob", Mechanism: "PLAIN", Source: "sasl"}, "User:bob (not yet accepted)",
+			`"principal":"User:bob","auth":{"mechanism":"PLAIN","source":"sasl","authenticated":false,"failed":false}`},
+		{AnonymousIdentity(), "User:ANONYMOUS",
+			`"principal":"User:ANONYMOUS","auth":{"mechanism":null,"source":"none","authenticated":true,"failed":false}`},
+		{IdentityFromTLS("CN=evil\x1b[2J\"x"), `User:CN=evil\x1b[2J"x`,
+			`"principal":"User:CN=evil\u001b[2J\"x","auth":{"mechanism":null,"source":"tls","authenticated":true,"failed":false}`},
+	} {
+		if got := c.id.String(); got != c.text {
+			t.Errorf("String %q, want %q", got, c.text)
+		}
+		js := AppendIdentityJSON(nil, c.id)
+		if string(js) != c.json {
+			t.Errorf("JSON\n got %s\nwant %s", js, c.json)
+		}
+		if !json.Valid(append(append([]byte{'{'}, js...), '}')) {
+			t.Errorf("invalid JSON: %s", js)
+		}
 	}
 }
