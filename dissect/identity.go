@@ -47,6 +47,9 @@ type IdentityTracker struct {
 	hsVer   int16
 	raw     bool // tokens travel raw: SaslHandshake v0 was accepted
 	anySASL bool
+	// clientSent: the exchange under way has sent a token, which the
+	// broker may refuse by closing the connection.
+	clientSent bool
 }
 
 // NewIdentityTracker starts tracking a connection. sawStart says that its
@@ -104,7 +107,7 @@ func (t *IdentityTracker) Observe(m *Message) {
 		if c := body.Child("Mechanism"); c != nil {
 			mech = CanonicalMechanism(c.Str)
 		}
-		t.anySASL, t.active, t.raw, t.hsVer = true, true, false, m.APIVersion
+		t.anySASL, t.active, t.raw, t.hsVer, t.clientSent = true, true, false, m.APIVersion, false
 		t.pending = Identity{Mechanism: mech, Source: "sasl"}
 	case m.APIKey == saslHandshakeKey:
 		if !t.active {
@@ -131,6 +134,7 @@ func (t *IdentityTracker) Observe(m *Message) {
 			}
 		}
 		if m.Direction == Request {
+			t.clientSent = true
 			t.readClient(tok)
 		} else {
 			t.readServer(tok)
@@ -145,6 +149,15 @@ func (t *IdentityTracker) Observe(m *Message) {
 		case !t.cur.Known() && !t.anySASL && t.sawStart:
 			t.cur = AnonymousIdentity()
 		}
+	}
+}
+
+// Close records that the connection ended (a FIN or RST, not the end of
+// a capture). An exchange still under way failed: a broker may close the
+// connection on refused credentials without answering.
+func (t *IdentityTracker) Close() {
+	if t.active && t.clientSent {
+		t.fail()
 	}
 }
 

@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"testing"
 
@@ -143,6 +144,39 @@ func TestIdentityPending(t *testing.T) {
 	}
 	if tr.Identity().Known() {
 		t.Errorf("identity %+v before the broker answered", tr.Identity())
+	}
+}
+
+// TestIdentityClose: a connection closed while the broker had not
+// answered the client's token failed; one closed after success did not.
+func TestIdentityClose(t *testing.T) {
+	obs := func(tr *IdentityTracker, frames ...[]byte) {
+		for i, f := range frames {
+			if i%2 == 0 {
+				tr.Observe(saslReg.DecodeRequestWith(f, Options{Mechanism: tr.Mechanism()}))
+			} else {
+				tr.Observe(saslReg.DecodeResponseWith(f, int16(binary.BigEndian.Uint16(frames[i-1][4:])), int16(binary.BigEndian.Uint16(frames[i-1][6:])), Options{Mechanism: tr.Mechanism()}))
+			}
+		}
+	}
+	refused := NewIdentityTracker(true)
+	obs(refused, saslHandshakeReq(1, 1, "PLAIN"), saslHandshakeResp(1, 1, 0, "PLAIN"), saslAuthReq(2, 2, "\x00carol\x00bad"))
+	refused.Close()
+	if got, want := refused.Identity(), (Identity{Principal: "User:carol", Mechanism: "PLAIN", Source: "sasl", Failed: true}); got != want {
+		t.Errorf("refused: %+v", got)
+	}
+	ok := NewIdentityTracker(true)
+	obs(ok, saslHandshakeReq(1, 1, "PLAIN"), saslHandshakeResp(1, 1, 0, "PLAIN"), saslAuthReq(2, 2, "\x00carol\x00good"), saslAuthResp(2, 2, 0, nil, ""))
+	ok.Close()
+	if got := ok.Identity(); !got.Authenticated || got.Failed || got.Principal != "User:carol" {
+		t.Errorf("accepted: %+v", got)
+	}
+	// A handshake alone, closed, sent no credentials: nothing failed.
+	idle := NewIdentityTracker(true)
+	obs(idle, saslHandshakeReq(1, 1, "PLAIN"), saslHandshakeResp(1, 1, 0, "PLAIN"))
+	idle.Close()
+	if idle.Identity().Known() {
+		t.Errorf("idle: %+v", idle.Identity())
 	}
 }
 

@@ -107,7 +107,8 @@ type decodedMsg struct {
 	frame []byte
 }
 
-func decodeCapture(t *testing.T, frames []capFrame, o Options, trackMech bool) (msgs []decodedMsg, ids map[int]Identity) {
+// closed says the connections ended with a FIN or RST.
+func decodeCapture(t *testing.T, frames []capFrame, o Options, trackMech, closed bool) (msgs []decodedMsg, ids map[int]Identity) {
 	type pend struct{ key, ver int16 }
 	pending := map[int]map[int32]pend{}
 	trackers := map[int]*IdentityTracker{}
@@ -137,6 +138,9 @@ func decodeCapture(t *testing.T, frames []capFrame, o Options, trackMech bool) (
 	}
 	ids = map[int]Identity{}
 	for port, tr := range trackers {
+		if closed {
+			tr.Close()
+		}
 		ids[port] = tr.Identity()
 	}
 	return msgs, ids
@@ -192,7 +196,7 @@ func TestNoPasswordInAnyOutput(t *testing.T) {
 	// PLAIN tokens are recognised by their shape, and hidden all the same.
 	for _, c := range []struct{ show, trackMech bool }{{false, true}, {true, true}, {false, false}, {true, false}} {
 		show := c.show
-		msgs, ids := decodeCapture(t, frames, Options{ShowSecrets: show}, c.trackMech)
+		msgs, ids := decodeCapture(t, frames, Options{ShowSecrets: show}, c.trackMech, true)
 		found := map[string]int{}
 		var auths, plains int
 		for _, d := range msgs {
