@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"net"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
@@ -203,5 +205,46 @@ func TestSASLAgainstKfake(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOAuthBearerFromFranzGo decodes franz-go's OAUTHBEARER initial
+// response (kfake has no OAUTHBEARER broker): the sub claim and the
+// extensions are shown, the token is not, and the identity is the sub.
+func TestOAuthBearerFromFranzGo(t *testing.T) {
+	m := oauth.Auth{Zid: "ops", Token: sampleJWT, Extensions: map[string]string{"traceId": "42", "logicalCluster": "lkc-1"}}.AsMechanism()
+	_, tok, err := m.Authenticate(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := NewIdentityTracker(true)
+	tr.Observe(saslReg.DecodeRequest(saslHandshakeReq(1, 1, "OAUTHBEARER")))
+	tr.Observe(saslReg.DecodeResponse(saslHandshakeResp(1, 1, 0, "OAUTHBEARER"), 17, 1))
+	frame := saslAuthReq(2, 2, string(tok))
+	msg := saslReg.DecodeRequestWith(frame, Options{Mechanism: tr.Mechanism()})
+	tr.Observe(msg)
+	tr.Observe(saslReg.DecodeResponseWith(saslAuthResp(2, 2, 0, nil, ""), 36, 2, Options{Mechanism: tr.Mechanism()}))
+	if len(msg.Problems) > 0 {
+		t.Fatal(msg.Problems)
+	}
+	ab := msg.Tree.Find("SaslAuthenticateRequest", "AuthBytes")
+	want := []string{
+		`gs2_header [29,8] = "n,a=ops,"`, // the token starts after 28 bytes of frame and header and a 1-byte length
+		`scheme [43,6] = "Bearer"`,
+		`token [50,64] = <redacted, 64 bytes>`,
+		` sub [70,31] = "alice"`,
+		`logicalCluster [130,5] = "lkc-1"`,
+		`traceId [144,2] = "42"`,
+	}
+	if got := flat(ab); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("children\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if id := tr.Identity(); id != (Identity{Principal: "User:alice", Mechanism: "OAUTHBEARER", Source: "sasl", Authenticated: true}) {
+		t.Errorf("identity %+v", id)
+	}
+	for _, out := range [][]byte{AppendText(nil, msg.Tree), AppendJSON(nil, msg), AppendHexDump(nil, frame, msg.Tree)} {
+		if bytes.Contains(out, []byte(sampleJWT[20:40])) || bytes.Contains(out, []byte("c2lnbmF0dXJl")) {
+			t.Errorf("token shown:\n%s", out)
+		}
 	}
 }
