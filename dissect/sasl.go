@@ -203,7 +203,7 @@ func (d *decoder) scram(t token, dir Direction) (note string, badAt int, bad str
 			case dir == Response && (key == "v" || key == "e"):
 				note = noteServerFinal
 			default:
-				return "", lo, "SCRAM message starts with attribute " + strconv.Quote(key)
+				return "", lo, "SCRAM message starts with an attribute it cannot start with"
 			}
 		}
 		seen[key] = true

@@ -75,6 +75,8 @@ func TestSASLTokens(t *testing.T) {
 		}, nil, nil, ""},
 		{"SCRAM garbage", "SCRAM-SHA-256", Response, "hello", "not a valid SCRAM-SHA-256 token", nil, nil,
 			[]ByteRange{{4, 5}}, "SCRAM attribute at token byte 0 is not key=value"},
+		{"SCRAM unexpected first attribute", "SCRAM-SHA-256", Response, "x=pw", "not a valid SCRAM-SHA-256 token", nil, nil,
+			[]ByteRange{{4, 4}}, "SCRAM message starts with an attribute it cannot start with"},
 		{"OAUTHBEARER opaque token", "OAUTHBEARER", Request, "n,,\x01auth=Bearer abc.def\x01\x01", "OAUTHBEARER initial response", []string{
 			`gs2_header [4,3] = "n,,"`, `scheme [13,6] = "Bearer"`, `token [20,7] = <redacted, 7 bytes>`,
 		}, []string{
