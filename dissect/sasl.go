@@ -64,7 +64,7 @@ func (d *decoder) saslToken(n *Node, dir Direction) {
 	if len(data) == 0 {
 		return
 	}
-	mark := len(d.stack)
+	mark, probs := len(d.stack), len(d.probs)
 	t := token{b: data, base: d.off - len(data)}
 	mech := CanonicalMechanism(d.opts.Mechanism)
 	var note, bad string
@@ -92,7 +92,9 @@ func (d *decoder) saslToken(n *Node, dir Direction) {
 		d.hide(n, redactSecret)
 	}
 	if bad != "" {
-		d.stack = d.stack[:mark] // what was read is dropped: the token is shown as one hidden value
+		// What was read is dropped, with its problems: the token is one
+		// hidden value with one problem.
+		d.stack, d.probs = d.stack[:mark], d.probs[:probs]
 		d.problem(n, t.base+badAt, bad)
 		note = "not a valid " + mech + " token"
 		d.hide(n, redactSecret)
@@ -477,7 +479,7 @@ const docGuessed = "(Mechanism recognised from the token itself: the SaslHandsha
 // attribute lists, an OAUTHBEARER initial response. Anything else stays
 // hidden whole.
 func (d *decoder) sniff(t token, dir Direction) (note string, badAt int, bad string) {
-	mark := len(d.stack)
+	mark, probs := len(d.stack), len(d.probs)
 	switch {
 	case dir == Request && looksPlain(t.b):
 		note, badAt, bad = d.plain(t)
@@ -487,7 +489,7 @@ func (d *decoder) sniff(t token, dir Direction) (note string, badAt int, bad str
 		note, badAt, bad = d.scram(t, dir)
 	}
 	if bad != "" || note == "" {
-		d.stack = d.stack[:mark] // not that mechanism after all
+		d.stack, d.probs = d.stack[:mark], d.probs[:probs] // not that mechanism after all
 		return "", 0, ""
 	}
 	return note, 0, ""

@@ -107,6 +107,9 @@ func TestSASLTokens(t *testing.T) {
 			`channel_binding [6,4] = "biws"`, `nonce [13,2] = "ab"`, `proof [18,8] = "cHJvb2Y="`,
 		}, []ByteRange{{18, 8}}, ""},
 		{"unknown mechanism, SCRAM-like garbage", "", Response, "v=", "SCRAM server-final", []string{`verifier [6,0] = ""`}, nil, nil, ""},
+		{"unknown mechanism, SCRAM-like without nonce stays hidden, without problems", "", Request, "n,,n=a=41", "SASL mechanism unknown", nil, nil, []ByteRange{{4, 9}}, ""},
+		{"SCRAM without nonce: one problem", "SCRAM-SHA-256", Request, "n,,n=a=41", "not a valid SCRAM-SHA-256 token", nil, nil,
+			[]ByteRange{{4, 9}}, "SCRAM client-first message lacks its r= attribute"},
 		{"unknown mechanism, malformed SCRAM stays hidden", "", Request, "c=biws,r=ab,p=cHJv,junk", "SASL mechanism unknown", nil, nil, []ByteRange{{4, 23}}, ""},
 		{"unknown mechanism, OAUTHBEARER recognised", "", Request, "n,,\x01auth=Bearer abc\x01\x01", "OAUTHBEARER initial response", []string{
 			`gs2_header [4,3] = "n,,"`, `scheme [13,6] = "Bearer"`, `token [20,3] = <redacted, 3 bytes>`,
