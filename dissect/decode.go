@@ -46,6 +46,7 @@ type decoder struct {
 	failed bool
 	cat    Category
 	probs  []Problem
+	opts   Options // kept across reset: a Decoder's options last until changed
 
 	// notKept counts the bytes of the frame after b that exist on the wire
 	// but were deliberately not kept (a capture skipped an uninteresting
@@ -124,6 +125,12 @@ func (d *decoder) open(name, typ string, k Kind) (*Node, int) {
 }
 
 func (d *decoder) close(n *Node, mark int) {
+	d.adopt(n, mark)
+	n.Size = d.off - n.Offset
+}
+
+// adopt makes the nodes added since mark n's children, leaving its size.
+func (d *decoder) adopt(n *Node, mark int) {
 	kids := d.stack[mark:]
 	if len(kids) > 0 {
 		if cap(d.ptrs)-len(d.ptrs) < len(kids) {
@@ -135,7 +142,6 @@ func (d *decoder) close(n *Node, mark int) {
 		n.Children = d.ptrs[start:len(d.ptrs):len(d.ptrs)]
 	}
 	d.stack = d.stack[:mark]
-	n.Size = d.off - n.Offset
 }
 
 func (d *decoder) problem(n *Node, off int, msg string) {
@@ -379,6 +385,9 @@ func (d *decoder) bytesField(f *Field, name, typ string) {
 			if l >= 0 {
 				n.Bytes = d.b[d.off : d.off+int(l) : d.off+int(l)]
 				d.off += int(l)
+				if f.saslToken {
+					d.saslToken(n, d.m.Direction)
+				}
 			}
 		}
 	}
@@ -704,6 +713,11 @@ func (d *decoder) body(def *Def, apiName string, cat Category) {
 		if d.end == len(d.b) {
 			n.Size += d.notKept // the body's bytes that were not kept are still its bytes
 			d.covered = true
+		}
+		if cat == CatRequestBody && d.m.APIKey == saslAuthenticateKey {
+			// Without a definition the token cannot be read, and it may be a
+			// PLAIN password: the whole body stays hidden.
+			d.hide(n, redactSecret)
 		}
 		return
 	}

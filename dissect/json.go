@@ -96,6 +96,11 @@ func appendValueJSON(dst []byte, n *Node) []byte {
 	if n.noval {
 		return append(dst, "null"...)
 	}
+	if n.redact != 0 {
+		dst = append(dst, '"')
+		dst = n.appendRedacted(dst)
+		return append(dst, '"')
+	}
 	switch n.Kind {
 	case KindInt:
 		return strconv.AppendInt(dst, n.Int, 10)

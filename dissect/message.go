@@ -45,9 +45,15 @@ type Registry struct {
 //go:embed defs/*.json
 var builtinDefs embed.FS
 
-var builtin = sync.OnceValue(func() *Registry {
+var builtin = sync.OnceValue(func() *Registry { return loadBuiltin("defs/*Acls*.json") })
+
+// saslDefs holds SaslHandshake and SaslAuthenticate, which a registry takes
+// on with AddSASL: the ACL registry's contents stay what they always were.
+var saslDefs = sync.OnceValue(func() *Registry { return loadBuiltin("defs/Sasl*.json") })
+
+func loadBuiltin(pattern string) *Registry {
 	r := &Registry{req: map[int16]*Def{}, resp: map[int16]*Def{}}
-	files, _ := fs.Glob(builtinDefs, "defs/*.json")
+	files, _ := fs.Glob(builtinDefs, pattern)
 	for _, name := range files {
 		src, _ := builtinDefs.ReadFile(name)
 		if _, err := r.AddJSON(src); err != nil {
@@ -55,7 +61,22 @@ var builtin = sync.OnceValue(func() *Registry {
 		}
 	}
 	return r
-})
+}
+
+// AddSASL adds the built-in SaslHandshake (17) and SaslAuthenticate (36)
+// definitions, requests and responses, and returns r. A capture that should
+// name who stood behind a connection needs them: the identity is read from
+// their decoded trees. Definitions of these APIs already in r are replaced.
+func (r *Registry) AddSASL() *Registry {
+	s := saslDefs()
+	for _, d := range s.req {
+		r.Add(d)
+	}
+	for _, d := range s.resp {
+		r.Add(d)
+	}
+	return r
+}
 
 // Builtin is the shared registry of the definitions compiled into
 // kdissect: CreateAcls and DeleteAcls, requests and responses, v0-3. Do not

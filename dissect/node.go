@@ -79,9 +79,10 @@ type Node struct {
 	Null     bool
 	noval    bool    // a struct or group, or a value never read: no "= value"
 	lenKind  lenKind // how rawLen is noted after the value
-	rawLen   int64   // a string's or bytes' length prefix as read
-	enum     *Enum   // names the integer value
-	note     string  // shown in parentheses after the value: "compact, n+1"
+	redact   redaction
+	rawLen   int64  // a string's or bytes' length prefix as read
+	enum     *Enum  // names the integer value
+	note     string // shown in parentheses after the value: "compact, n+1"
 }
 
 // lenKind says how a length prefix was encoded, for the note after a
@@ -113,6 +114,9 @@ func (n *Node) EnumName() string {
 func (n *Node) Value() any {
 	if n.noval {
 		return nil // a struct, or a value the frame was cut before
+	}
+	if n.redact != 0 {
+		return string(n.appendRedacted(nil))
 	}
 	switch n.Kind {
 	case KindInt:
@@ -147,7 +151,12 @@ func (n *Node) Display() string { return string(n.AppendDisplay(nil)) }
 // AppendDisplay appends Display's text to dst without building a string,
 // for renderers that walk whole trees.
 func (n *Node) AppendDisplay(b []byte) []byte {
-	switch n.Kind {
+	kind := n.Kind
+	if n.redact != 0 {
+		b = n.appendRedacted(b)
+		kind = KindGroup // the value is not shown; the notes after it are
+	}
+	switch kind {
 	case KindInt:
 		b = strconv.AppendInt(b, n.Int, 10)
 		if n.enum != nil {

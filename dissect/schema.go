@@ -112,6 +112,9 @@ type Field struct {
 	flexible *Versions
 	// label overrides the type shown in the tree.
 	label string
+	// saslToken marks SaslAuthenticate's AuthBytes: its value is a SASL
+	// token, dissected by mechanism and redacted where it holds a secret.
+	saslToken bool
 
 	kind      kind
 	elemNames []string // names of an array's first elements, made once
@@ -205,6 +208,15 @@ func ParseDef(src []byte) (*Def, error) {
 	}
 	b := builder{common: common, seen: map[string]bool{}}
 	d.Fields, err = b.fields(jd.Name, jd.Fields)
+	if err == nil && d.APIKey == saslAuthenticateKey {
+		// Marked by name, like enums, so that a SaslAuthenticate definition
+		// loaded with --schema-dir keeps its secrets hidden too.
+		for _, f := range d.Fields {
+			if f.Name == "AuthBytes" && f.kind == kBytes {
+				f.saslToken = true
+			}
+		}
+	}
 	return d, err
 }
 

@@ -11,6 +11,15 @@ import (
 // It appends to one buffer: it runs for every frame decoded.
 func summarize(m *Message) string {
 	b := make([]byte, 0, 128)
+	body := m.Tree.Child(bodyName(m))
+	if rawToken := m.APIKey == SASLTokenKey && body != nil && body.Name == "token"; rawToken {
+		// A raw token has no version or correlation id to show.
+		b = append(b, "SASL token "...)
+		b = append(b, m.Direction.String()...)
+		b = append(b, ": "...)
+		b = appendToken(b, body)
+		return string(appendMalformed(b, m))
+	}
 	b = append(b, m.APIName...)
 	b = append(b, " v"...)
 	b = strconv.AppendInt(b, int64(m.APIVersion), 10)
@@ -20,7 +29,6 @@ func summarize(m *Message) string {
 	b = strconv.AppendInt(b, int64(m.CorrelationID), 10)
 	b = append(b, ": "...)
 	head := len(b)
-	body := m.Tree.Child(bodyName(m))
 	switch {
 	case body == nil:
 	case m.APIKey == 30 && m.Direction == Request:
@@ -31,6 +39,8 @@ func summarize(m *Message) string {
 		b = appendResults(b, body, "Results", "result", nil)
 	case m.APIKey == 31:
 		b = appendResults(b, body, "FilterResults", "filter", deletedCount)
+	case m.APIKey == saslHandshakeKey || m.APIKey == saslAuthenticateKey:
+		b = appendSASL(b, m, body)
 	}
 	if len(b) == head && m.Direction == Request {
 		if c := m.Tree.Find("RequestHeader", "client_id"); c != nil && !c.Null && c.Str != "" {
@@ -41,6 +51,11 @@ func summarize(m *Message) string {
 	if len(b) == head {
 		b = b[:head-2] // no detail: drop the ": "
 	}
+	return string(appendMalformed(b, m))
+}
+
+// appendMalformed names the first problem of a malformed message.
+func appendMalformed(b []byte, m *Message) []byte {
 	if len(m.Problems) > 0 {
 		b = append(b, " [malformed: "...)
 		b = append(b, Escape(m.Problems[0].Message)...)
@@ -51,7 +66,7 @@ func summarize(m *Message) string {
 		}
 		b = append(b, ']')
 	}
-	return string(b)
+	return b
 }
 
 func bodyName(m *Message) string {

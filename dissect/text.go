@@ -103,6 +103,7 @@ func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
 			}
 		})
 	}
+	mask := secretMask(tree, len(raw)) // secret bytes read "**" in hex and "*" in ASCII
 	for row := 0; row < len(raw); row += 16 {
 		end := min(row+16, len(raw))
 		dst = appendHex4(dst, row)
@@ -111,9 +112,12 @@ func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
 			if i == row+8 {
 				dst = append(dst, ' ')
 			}
-			if i < end {
+			switch {
+			case i < end && mask != nil && mask[i]:
+				dst = append(dst, "** "...)
+			case i < end:
 				dst = append(dst, hexDigits[raw[i]>>4], hexDigits[raw[i]&15], ' ')
-			} else {
+			default:
 				dst = append(dst, "   "...)
 			}
 		}
@@ -122,6 +126,8 @@ func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
 			switch {
 			case i >= end:
 				dst = append(dst, ' ')
+			case mask != nil && mask[i]:
+				dst = append(dst, '*')
 			case raw[i] >= 0x20 && raw[i] < 0x7f:
 				dst = append(dst, raw[i])
 			default:

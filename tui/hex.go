@@ -15,6 +15,7 @@ import (
 type hexModel struct {
 	raw    []byte
 	cats   []uint8 // per byte: dissect.Category, or numCats when uncovered
+	secret []bool  // per byte: a secret, drawn masked; nil when none is
 	cursor int     // byte offset
 	top    int     // first visible row
 }
@@ -38,6 +39,15 @@ func (h *hexModel) setData(raw []byte, root *dissect.Node) {
 				h.cats[i] = c
 			}
 		})
+	}
+	h.secret = nil
+	for _, r := range root.SecretRanges() { // empty when the message was decoded with ShowSecrets
+		if h.secret == nil {
+			h.secret = make([]bool, len(raw))
+		}
+		for i := max(r.Offset, 0); i < r.Offset+r.Size && i < len(raw); i++ {
+			h.secret[i] = true
+		}
 	}
 	h.cursor = clamp(h.cursor, 0, max(len(raw)-1, 0))
 	h.top = 0
@@ -155,6 +165,12 @@ func (h *hexModel) view(st *Styles, w, height, mlo, mhi int, showCursor bool) []
 			}
 			c := h.raw[k]
 			style := h.style(st, k, mlo, mhi, showCursor)
+			if h.secret != nil && h.secret[k] {
+				b.WriteString(style.Render("**"))
+				b.WriteByte(' ')
+				asc.WriteString(style.Render("*"))
+				continue
+			}
 			b.WriteString(style.Render(hexByte(c)))
 			b.WriteByte(' ')
 			asc.WriteString(style.Render(string(printable(c))))

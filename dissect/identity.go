@@ -1,0 +1,283 @@
+package dissect
+
+import "strconv"
+
+// Identity is who stands behind a connection, named as Kafka's default
+// principal builder names it.
+type Identity struct {
+	Principal string // "User:alice"; "" when the wire does not say (GSSAPI, not yet known)
+	Mechanism string // the SASL mechanism; "" without SASL
+	Source    string // "sasl", "tls" or "none"; "" while unknown
+	// Authenticated: the broker accepted the authentication (its final
+	// SaslAuthenticate response said error 0, or it went on to serve
+	// requests). Failed: it refused it.
+	Authenticated, Failed bool
+	// Detail says what the principal cannot: a SCRAM user name that is a
+	// delegation token id, whose principal is the token's owner.
+	Detail string
+}
+
+// Known reports whether anything is known about the identity.
+func (i Identity) Known() bool { return i.Source != "" }
+
+// IdentityFromTLS is the identity of a TLS client certificate whose
+// subject is dn, in RFC 2253 form, without SASL.
+func IdentityFromTLS(dn string) Identity {
+	return Identity{Principal: "User:" + dn, Source: "tls", Authenticated: true}
+}
+
+// AnonymousIdentity is the identity of a connection that did not
+// authenticate.
+func AnonymousIdentity() Identity {
+	return Identity{Principal: "User:ANONYMOUS", Source: "none", Authenticated: true}
+}
+
+// IdentityTracker follows one connection's authentication. Feed it the
+// connection's decoded messages in order (requests and responses,
+// including raw SASL tokens); decode SaslAuthenticate and raw tokens with
+// Options{Mechanism: t.Mechanism()} so that their tokens can be read. It
+// does no I/O.
+type IdentityTracker struct {
+	sawStart bool // the connection was captured from its first byte
+	tls      *Identity
+
+	cur     Identity // the established identity
+	pending Identity // the exchange under way
+	active  bool     // an exchange is under way
+	hsVer   int16
+	raw     bool // tokens travel raw: SaslHandshake v0 was accepted
+	anySASL bool
+	// clientSent: the exchange under way has sent a token, which the
+	// broker may refuse by closing the connection.
+	clientSent bool
+}
+
+// NewIdentityTracker starts tracking a connection. sawStart says that its
+// first bytes were captured: a connection that then sends requests
+// without authenticating is anonymous (or its TLS identity); one picked
+// up midway is unknown until it authenticates again.
+func NewIdentityTracker(sawStart bool) *IdentityTracker {
+	return &IdentityTracker{sawStart: sawStart}
+}
+
+// SetTLS records the subject DN of the client certificate the TLS
+// handshake showed. SASL, when it follows, names the principal instead, as
+// on a SASL_SSL listener.
+func (t *IdentityTracker) SetTLS(dn string) {
+	id := IdentityFromTLS(dn)
+	t.tls = &id
+	if !t.cur.Known() || t.cur.Source == "none" {
+		t.cur = id
+	}
+}
+
+// Identity is the established identity; Known is false until one is.
+func (t *IdentityTracker) Identity() Identity { return t.cur }
+
+// Pending is the identity the exchange under way claims, not yet
+// accepted by the broker; Known is false when none is under way.
+func (t *IdentityTracker) Pending() Identity {
+	if !t.active {
+		return Identity{}
+	}
+	return t.pending
+}
+
+// Mechanism is the SASL mechanism the connection's last SaslHandshake
+// asked for, to decode its tokens with.
+func (t *IdentityTracker) Mechanism() string { return t.pending.Mechanism }
+
+// RawTokens reports whether the connection's next frames are raw SASL
+// tokens (decode them with DecodeSASLToken): SaslHandshake v0 was
+// accepted and the exchange has not ended. A GSSAPI exchange has no end
+// the tokens show: it ends with the first frame that is a plausible Kafka
+// request (PlausibleRequest), which the caller then decodes and observes
+// as one.
+func (t *IdentityTracker) RawTokens() bool { return t.active && t.raw }
+
+// Observe feeds the next message of the connection.
+func (t *IdentityTracker) Observe(m *Message) {
+	if m == nil || m.Tree == nil {
+		return
+	}
+	body := m.Tree.Child(bodyName(m))
+	switch {
+	case m.APIKey == saslHandshakeKey && m.Direction == Request:
+		mech := ""
+		if c := body.Child("Mechanism"); c != nil {
+			mech = CanonicalMechanism(c.Str)
+		}
+		t.anySASL, t.active, t.raw, t.hsVer, t.clientSent = true, true, false, m.APIVersion, false
+		t.pending = Identity{Mechanism: mech, Source: "sasl"}
+	case m.APIKey == saslHandshakeKey:
+		if !t.active {
+			return
+		}
+		if ec := body.Child("ErrorCode"); ec == nil || !ec.HasValue() || ec.Int != 0 {
+			t.fail()
+			return
+		}
+		t.raw = t.hsVer == 0
+	case m.APIKey == saslAuthenticateKey || (m.APIKey == SASLTokenKey && body != nil && body.Name == "token"):
+		t.anySASL = true
+		if !t.active {
+			// The handshake was not captured: the mechanism is what the
+			// token was read as, if anything.
+			t.active, t.pending = true, Identity{Source: "sasl"}
+		}
+		tok := body
+		if m.APIKey == saslAuthenticateKey {
+			tok = body.Child("AuthBytes")
+			if ec := body.Child("ErrorCode"); m.Direction == Response && (ec == nil || !ec.HasValue() || ec.Int != 0) {
+				t.fail()
+				return
+			}
+		}
+		if m.Direction == Request {
+			t.clientSent = true
+			t.readClient(tok)
+		} else {
+			t.readServer(tok)
+		}
+	case m.APIKey == 18:
+		// ApiVersions may come before authentication: it says nothing.
+	case m.Direction == Request:
+		// The broker serves nothing else before authentication succeeds.
+		switch {
+		case t.active && !t.pending.Failed:
+			t.succeed()
+		case !t.cur.Known() && !t.anySASL && t.sawStart:
+			t.cur = AnonymousIdentity()
+		}
+	}
+}
+
+// Close records that the connection ended (a FIN or RST, not the end of
+// a capture). An exchange still under way failed: a broker may close the
+// connection on refused credentials without answering.
+func (t *IdentityTracker) Close() {
+	if t.active && t.clientSent {
+		t.fail()
+	}
+}
+
+func (t *IdentityTracker) fail() {
+	t.pending.Failed, t.pending.Authenticated = true, false
+	t.cur, t.active, t.raw = t.pending, false, false
+}
+
+func (t *IdentityTracker) succeed() {
+	t.pending.Authenticated, t.pending.Failed = true, false
+	t.cur, t.active, t.raw = t.pending, false, false
+}
+
+// readClient names the principal from a client token.
+func (t *IdentityTracker) readClient(tok *Node) {
+	if tok == nil {
+		return
+	}
+	switch tok.note {
+	case notePlain:
+		t.setMech(MechPlain)
+		if c := tok.Child("authcid"); c != nil {
+			t.pending.Principal = "User:" + c.Str
+		}
+	case noteClientFirst:
+		if !isScram(t.pending.Mechanism) {
+			t.setMech("SCRAM")
+		}
+		if c := tok.Child("username"); c != nil {
+			t.pending.Principal = "User:" + c.Str
+			if ta := tok.Child("tokenauth"); ta != nil && ta.Str == "true" {
+				t.pending.Principal = ""
+				t.pending.Detail = "delegation token " + c.Str + ": the principal is its owner, which the wire does not show"
+			}
+		}
+	case noteOAuthInitial:
+		t.setMech(MechOAuthBearer)
+		if tk := tok.Child("token"); tk != nil {
+			if c := tk.Child("sub"); c != nil {
+				t.pending.Principal = "User:" + c.Str
+			}
+		}
+	case noteGSSAPI:
+		t.setMech(MechGSSAPI)
+	}
+}
+
+func (t *IdentityTracker) setMech(m string) {
+	if t.pending.Mechanism == "" {
+		t.pending.Mechanism = m
+	}
+}
+
+// readServer ends the exchange when the server's token is its last.
+func (t *IdentityTracker) readServer(tok *Node) {
+	note := ""
+	if tok != nil {
+		note = tok.note
+	}
+	switch {
+	case note == noteServerFinal && tok.Child("error") != nil:
+		t.fail()
+	case note == noteServerFinal:
+		t.succeed()
+	case note == noteOAuthError || note == noteServerFirst:
+		// More to come: the client answers.
+	case t.pending.Mechanism == MechPlain, t.pending.Mechanism == MechOAuthBearer:
+		t.succeed() // one round: the answer to the client's only token
+	}
+}
+
+// String is the identity as a summary line ends with it ("by " + String):
+// the principal, or the mechanism when the wire does not name one, and
+// "(failed)" or "(not yet accepted)" when the broker has not accepted it;
+// "" when nothing is known.
+func (i Identity) String() string {
+	if !i.Known() {
+		return ""
+	}
+	s := i.Principal
+	switch {
+	case s == "" && i.Mechanism != "":
+		s = "a " + i.Mechanism + " user"
+	case s == "":
+		s = "an unnamed user"
+	}
+	switch {
+	case i.Failed:
+		s += " (failed)"
+	case !i.Authenticated:
+		s += " (not yet accepted)"
+	}
+	return Escape(s)
+}
+
+// AppendIdentityJSON writes the NDJSON members of an identity, without
+// braces: "principal" (null when unknown) and "auth" (null when nothing
+// is known, else mechanism, source, authenticated and failed).
+func AppendIdentityJSON(dst []byte, i Identity) []byte {
+	dst = append(dst, `"principal":`...)
+	if i.Principal == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = AppendJSONString(dst, i.Principal)
+	}
+	dst = append(dst, `,"auth":`...)
+	if !i.Known() {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, `{"mechanism":`...)
+	if i.Mechanism == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = AppendJSONString(dst, i.Mechanism)
+	}
+	dst = append(dst, `,"source":`...)
+	dst = AppendJSONString(dst, i.Source)
+	dst = append(dst, `,"authenticated":`...)
+	dst = strconv.AppendBool(dst, i.Authenticated)
+	dst = append(dst, `,"failed":`...)
+	dst = strconv.AppendBool(dst, i.Failed)
+	return append(dst, '}')
+}

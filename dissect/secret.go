@@ -1,0 +1,109 @@
+package dissect
+
+import "strconv"
+
+// Options changes how frames are decoded.
+type Options struct {
+	// Mechanism is the SASL mechanism the connection's SaslHandshake chose
+	// (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI); "" when
+	// it is not known, e.g. the handshake was not captured. It decides how
+	// SaslAuthenticate's AuthBytes and raw SASL tokens are dissected.
+	Mechanism string
+	// ShowSecrets shows passwords, SCRAM proofs, bearer tokens and SASL
+	// tokens that cannot be dissected as they are on the wire. Without it
+	// they are redacted in every rendering: the text tree, JSON, the byte
+	// layout and anything that masks Message.SecretRanges.
+	ShowSecrets bool
+}
+
+// redaction says how a node's value is hidden from renderings.
+type redaction uint8
+
+const (
+	redactNone redaction = iota
+	// redactSecret: the node's value is a secret; its value bytes (the
+	// last valueLen bytes of the node) are masked in byte layouts.
+	redactSecret
+	// redactHolds: the value contains a secret that a descendant marks;
+	// the value is not shown, and its bytes are masked where that
+	// descendant says.
+	redactHolds
+)
+
+// Redacted reports whether the node's value is hidden from renderings
+// because it is, or contains, a secret.
+func (n *Node) Redacted() bool { return n.redact != redactNone }
+
+// secretLen is the number of value bytes behind a redacted value.
+func (n *Node) secretLen() int {
+	if n.Kind == KindBytes && n.Bytes != nil {
+		return len(n.Bytes)
+	}
+	return n.Size
+}
+
+func (n *Node) appendRedacted(b []byte) []byte {
+	b = append(b, "<redacted, "...)
+	b = strconv.AppendInt(b, int64(n.secretLen()), 10)
+	return append(b, " bytes>"...)
+}
+
+// ByteRange is a span of a frame's bytes.
+type ByteRange struct{ Offset, Size int }
+
+// SecretRanges lists the bytes of the frame that hold secrets and must be
+// masked wherever raw bytes are shown (hex and ASCII alike). It is empty
+// when the message was decoded with ShowSecrets.
+func (m *Message) SecretRanges() []ByteRange { return m.Tree.SecretRanges() }
+
+// SecretRanges lists the secret bytes under n; see Message.SecretRanges.
+func (n *Node) SecretRanges() []ByteRange {
+	if n == nil {
+		return nil
+	}
+	var out []ByteRange
+	n.Walk(func(c *Node, _ int) {
+		if c.redact == redactSecret {
+			l := c.secretLen()
+			out = append(out, ByteRange{Offset: c.Offset + c.Size - l, Size: l})
+		}
+	})
+	return out
+}
+
+// secretMask marks, for each of n bytes, whether it is secret; nil when
+// none is.
+func secretMask(tree *Node, n int) []bool {
+	rs := tree.SecretRanges()
+	if len(rs) == 0 {
+		return nil
+	}
+	mask := make([]bool, n)
+	for _, r := range rs {
+		for i := max(r.Offset, 0); i < r.Offset+r.Size && i < n; i++ {
+			mask[i] = true
+		}
+	}
+	return mask
+}
+
+// SetOptions sets the options of the following decodes.
+func (x *Decoder) SetOptions(o Options) { x.d.opts = o }
+
+// DecodeRequestWith is DecodeRequest with options.
+func (r *Registry) DecodeRequestWith(frame []byte, o Options) *Message {
+	d := newDecoder(frame)
+	d.opts = o
+	m := d.request(r)
+	m.Raw = frame
+	return m
+}
+
+// DecodeResponseWith is DecodeResponse with options.
+func (r *Registry) DecodeResponseWith(frame []byte, apiKey, apiVersion int16, o Options) *Message {
+	d := newDecoder(frame)
+	d.opts = o
+	m := d.response(r, apiKey, apiVersion)
+	m.Raw = frame
+	return m
+}
