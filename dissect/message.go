@@ -70,10 +70,10 @@ func loadBuiltin(pattern string) *Registry {
 func (r *Registry) AddSASL() *Registry {
 	s := saslDefs()
 	for _, d := range s.req {
-		r.Add(d)
+		r.add(d)
 	}
 	for _, d := range s.resp {
-		r.Add(d)
+		r.add(d)
 	}
 	return r
 }
