@@ -203,6 +203,11 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 		return
 	}
 	c.lastSeen = ts
+	if s.flags&flagACK != 0 {
+		// Before this segment's own bytes: a response must find the
+		// request its ACK proves lost or released (see half.acked).
+		c.other(h).acked(s.ack, ts)
+	}
 	h.segment(s, p.num, ts)
 	if c.swap {
 		c.swapRoles()
