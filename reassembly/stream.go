@@ -45,13 +45,13 @@ type half struct {
 	have, fOff, size int64 // size 0 = prefix not complete yet
 	// lost counts the bytes of the current frame that a gap took; a frame
 	// with lost bytes is collected to its known end and reported Incomplete.
-	lost int64
-	decidedWant      bool
-	want             bool
-	reserved         int // bytes reserved against the buffer caps for buf
-	buf              []byte
-	marks            []mark
-	first, last      time.Time
+	lost        int64
+	decidedWant bool
+	want        bool
+	reserved    int // bytes reserved against the buffer caps for buf
+	buf         []byte
+	marks       []mark
+	first, last time.Time
 
 	// Out of sync: rbuf holds bytes from rOff not yet rejected as frame
 	// starts; junkOff is where skipped bytes begin.
