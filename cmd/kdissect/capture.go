@@ -58,6 +58,7 @@ type captureOpts struct {
 	tui       bool
 	hexDump   bool
 	progress  string
+	guess     bool
 }
 
 func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
@@ -77,6 +78,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	fs.StringVar(&o.schemaDir, "schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")
 	fs.BoolVar(&o.tui, "tui", false, "open the interactive hex explorer")
 	fs.BoolVar(&o.hexDump, "x", false, "add each message's byte layout to the tree output")
+	fs.BoolVar(&o.guess, "guess", false, "decode a response whose request was not captured as the first CreateAcls/DeleteAcls response definition (v0-3) that fits it exactly, marked inferred")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	positional, err := parseInterspersed(fs, captureUsage, args, stdout)
 	if err != nil {
@@ -153,6 +155,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	}
 	s := newSession(reg, sel, p, !o.asJSON)
 	s.limit = o.count
+	s.guess = o.guess
 	s.hold = o.iface == "" // a live capture prints each message at once
 	pipe := reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event)
 	if o.iface != "" {
