@@ -77,18 +77,18 @@ type printer interface {
 // passes) so that its line can name the response: output order is still
 // the capture's order.
 type session struct {
-	reg        *dissect.Registry
-	dec        *dissect.Decoder // printers use each message before the next is decoded
-	sel        selector
-	p          printer
-	text       bool // a person reads the output: retransmissions are noise there
-	hold       bool
-	limit      int
-	printed    int
-	index      int
-	malformed  bool
-	now        time.Time
-	conns      map[uint64]map[int32]*pending
+	reg       *dissect.Registry
+	dec       *dissect.Decoder // printers use each message before the next is decoded
+	sel       selector
+	p         printer
+	text      bool // a person reads the output: retransmissions are noise there
+	hold      bool
+	limit     int
+	printed   int
+	index     int
+	malformed bool
+	now       time.Time
+	conns     map[uint64]map[int32]*pending
 	// awaiting holds, per connection and correlation id, responses that
 	// wait for their request (item.awaiting).
 	awaiting   map[uint64]map[int32]*item
