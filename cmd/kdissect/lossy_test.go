@@ -4,11 +4,14 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // pcapRecord is one packet of a classic little-endian Ethernet pcap, with
@@ -229,5 +232,162 @@ func checkDropped(t *testing.T, d int, intact []map[string]any, intactByIndex ma
 	}
 	for _, u := range unmatched {
 		t.Errorf("drop %d: response wrongly reported without its request: %v", d, u)
+	}
+}
+
+// aclRequest is a CreateAcls v3 request frame of exactly size bytes (one
+// creation whose resource name takes up the rest).
+func aclRequest(t *testing.T, corr int32, size int) []byte {
+	t.Helper()
+	build := func(n int) []byte {
+		cr := kmsg.NewCreateACLsRequestCreation()
+		cr.ResourceType = kmsg.ACLResourceTypeTopic
+		cr.ResourceName = strings.Repeat("t", n)
+		cr.ResourcePatternType = kmsg.ACLResourcePatternTypeLiteral
+		cr.Principal, cr.Host = "User:alice", "*"
+		cr.Operation, cr.PermissionType = kmsg.ACLOperationWrite, kmsg.ACLPermissionTypeAllow
+		r := kmsg.NewCreateACLsRequest()
+		r.Version = 3
+		r.Creations = append(r.Creations, cr)
+		h := binary.BigEndian.AppendUint16(nil, 30)
+		h = binary.BigEndian.AppendUint16(h, 3)
+		h = binary.BigEndian.AppendUint32(h, uint32(corr))
+		h = binary.BigEndian.AppendUint16(h, 4)
+		h = append(append(h, "kadm"...), 0)
+		return kafkaFrame(h, r.AppendTo(nil))
+	}
+	for n := 0; n < size; n++ {
+		if f := build(n); len(f) == size {
+			return f
+		}
+	}
+	t.Fatalf("no request of %d bytes", size)
+	return nil
+}
+
+// aclResponse is a CreateAcls v3 response frame with one result per code.
+func aclResponse(corr int32, codes ...int16) []byte {
+	return kafkaFrame(append(binary.BigEndian.AppendUint32(nil, uint32(corr)), 0), createResp(codes...))
+}
+
+// jsonLines runs kdissect with args and returns its NDJSON lines as
+// objects without their trees, times and summaries. A negative wantCode
+// accepts exit status 0 or 2.
+func jsonLines(t *testing.T, wantCode int, args ...string) []string {
+	t.Helper()
+	out, stderr, code := runCLI(t, "", append([]string{"--json"}, args...)...)
+	if code != wantCode && (wantCode >= 0 || code != exitOK && code != exitMalformed) {
+		t.Fatalf("exit %d, want %d: %s\n%s", code, wantCode, stderr, out)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("bad NDJSON line %q: %v", l, err)
+		}
+		delete(m, "tree")
+		delete(m, "time")
+		delete(m, "summary")
+		b, _ := json.Marshal(m) // keys sorted
+		lines = append(lines, string(b))
+	}
+	return lines
+}
+
+func wantJSONLines(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Issue 7 §2: a request cut by a lost packet still names its response: the
+// incomplete event carries what its captured header says and an index, and
+// the response is decoded with that API key and version.
+func TestIncompleteRequestNamesItsResponse(t *testing.T) {
+	b := newPcap(t)
+	c := b.conn(50500, 9092)
+	q := aclRequest(t, 7, 330)
+	c.send(true, q[:120])
+	c.cseq += 90 // lost by the capture, acknowledged by the broker
+	c.send(true, q[210:])
+	c.send(false, aclResponse(7, 0))
+	file := b.file()
+	wantJSONLines(t, jsonLines(t, 0, file),
+		`{"dst":"192.0.2.1:9092","event":"gap","length":90,"src":"192.0.2.10:50500","stream_offset":120}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":7,"dst":"192.0.2.1:9092","event":"incomplete","have":240,"index":1,"peer":2,"reason":"gap","src":"192.0.2.10:50500","stream_offset":0,"want":330}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":7,"direction":"response","dst":"192.0.2.10:50500","index":2,"latency_us":1000,"packets":[5],"peer":1,"problems":[],"src":"192.0.2.1:9092","stream_offset":0}`,
+	)
+	// The gap is declared when the broker's acknowledgement (packet 5)
+	// comes; the incomplete request's time is that of its last byte.
+	out, _, _ := runCLI(t, "", "--summary", file)
+	want := "!! 2026-03-01T12:00:00.005000Z 192.0.2.10:50500 → 192.0.2.1:9092 @120 gap: 90 bytes not captured\n" +
+		"!! 2026-03-01T12:00:00.004000Z 192.0.2.10:50500 → 192.0.2.1:9092 @0 incomplete frame: 240 of 330 bytes (gap), #1 CreateAcls v3 request corr=7 (response #2)\n" +
+		"#2 2026-03-01T12:00:00.005000Z 192.0.2.1:9092 → 192.0.2.10:50500 CreateAcls v3 response corr=7: 1 result, all ok (request #1, 1.000 ms)\n"
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+// Issue 7 §1: a response whose request is still held behind a hole that no
+// acknowledgement explains (here the capture saw the segments out of
+// order) waits for it and is matched.
+func TestResponseWaitsForItsHeldRequest(t *testing.T) {
+	b := newPcap(t)
+	c := b.conn(50500, 9092)
+	q1, q2 := aclRequest(t, 1, 100), aclRequest(t, 2, 120)
+	s, ack := c.cseq, c.sseq
+	c.packetAt(true, false, false, s+100, ack, q2) // 3: q2 before q1
+	r2 := aclResponse(2, 0)
+	c.packetAt(false, false, false, c.sseq, s, r2) // 4: acknowledges neither
+	c.packetAt(true, false, false, s, ack, q1)     // 5
+	c.cseq += 220
+	c.sseq += uint32(len(r2))
+	c.send(false, aclResponse(1, 0, 0)) // 6
+	wantJSONLines(t, jsonLines(t, 0, b.file()),
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":2,"direction":"response","dst":"192.0.2.10:50500","index":1,"latency_us":1000,"packets":[4],"peer":3,"problems":[],"src":"192.0.2.1:9092","stream_offset":0}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":1,"direction":"request","dst":"192.0.2.1:9092","index":2,"packets":[5],"peer":4,"problems":[],"src":"192.0.2.10:50500","stream_offset":0}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":2,"direction":"request","dst":"192.0.2.1:9092","index":3,"packets":[3],"peer":1,"problems":[],"src":"192.0.2.10:50500","stream_offset":100}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":1,"direction":"response","dst":"192.0.2.10:50500","index":4,"latency_us":1000,"packets":[6],"peer":2,"problems":[],"src":"192.0.2.1:9092","stream_offset":19}`,
+	)
+}
+
+// Issue 7 §3: a capture that starts in the middle of a connection, with
+// the tail of one response and two complete ACL responses whose requests
+// were not captured, then a whole exchange. The two are reported once
+// each; --guess decodes them as the first ACL response definition that
+// fits, marked inferred.
+func TestMidConnectionResponsesAreReportedAndGuessed(t *testing.T) {
+	b := newPcap(t)
+	c := &tcpConn{b: b, cip: net.IP{192, 0, 2, 10}, sip: net.IP{192, 0, 2, 1}, cport: 50500, sport: 9092, cseq: 1000, sseq: 5000}
+	r7, r8 := aclResponse(7, 0), aclResponse(8, 0, 42)
+	tail := aclResponse(6, 0, 0)[9:]
+	c.send(false, append(append(append([]byte(nil), tail...), r7...), r8...)) // 1
+	c.send(true, aclRequest(t, 9, 60))                                        // 2
+	c.send(false, aclResponse(9, 0))                                          // 3
+	file := b.file()
+	// Whether the bytes before the first frame boundary of a connection
+	// captured without its SYN make the exit status 2 is not this test's
+	// business.
+	wantJSONLines(t, jsonLines(t, -1, file),
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":9,"direction":"request","dst":"192.0.2.1:9092","index":1,"packets":[2],"peer":4,"problems":[],"src":"192.0.2.10:50500","stream_offset":0}`,
+		`{"dst":"192.0.2.10:50500","event":"unparseable","length":`+strconv.Itoa(len(tail))+`,"src":"192.0.2.1:9092","stream_offset":0}`,
+		`{"correlation_id":7,"dst":"192.0.2.10:50500","event":"unmatched_response","index":2,"size":`+strconv.Itoa(len(r7))+`,"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail))+`}`,
+		`{"correlation_id":8,"dst":"192.0.2.10:50500","event":"unmatched_response","index":3,"size":`+strconv.Itoa(len(r8))+`,"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail)+len(r7))+`}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":9,"direction":"response","dst":"192.0.2.10:50500","index":4,"latency_us":1000,"packets":[3],"peer":1,"problems":[],"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail)+len(r7)+len(r8))+`}`,
+	)
+	got := jsonLines(t, -1, "--guess", file)
+	if len(got) != 7 {
+		t.Fatalf("--guess: %d lines:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	wantJSONLines(t, got[2:6],
+		`{"correlation_id":7,"dst":"192.0.2.10:50500","event":"unmatched_response","index":2,"size":`+strconv.Itoa(len(r7))+`,"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail))+`}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":7,"direction":"response","dst":"192.0.2.10:50500","index":2,"inferred":true,"packets":[1],"peer":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail))+`}`,
+		`{"correlation_id":8,"dst":"192.0.2.10:50500","event":"unmatched_response","index":3,"size":`+strconv.Itoa(len(r8))+`,"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail)+len(r7))+`}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":8,"direction":"response","dst":"192.0.2.10:50500","index":3,"inferred":true,"packets":[1],"peer":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail)+len(r7))+`}`,
+	)
+	out, _, _ := runCLI(t, "", "--summary", "--guess", file)
+	if want := "#2 2026-03-01T12:00:00.001000Z 192.0.2.1:9092 → 192.0.2.10:50500 CreateAcls v3 response corr=7: 1 result, all ok (inferred: its request was not captured)\n"; !strings.Contains(out, want) {
+		t.Errorf("--summary --guess lacks\n%s\n%s", want, out)
 	}
 }

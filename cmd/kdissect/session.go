@@ -369,8 +369,10 @@ func (s *session) print(it *item) {
 
 // guesses are the definitions --guess tries on a response without its
 // request, in this order; the first whose decode consumes the frame
-// exactly, without a problem, is shown.
-var guesses = [...][2]int16{{30, 0}, {30, 1}, {30, 2}, {30, 3}, {31, 0}, {31, 1}, {31, 2}, {31, 3}}
+// exactly, without a problem, is shown. Newer versions come first: where
+// two versions share a layout (CreateAcls v0/v1 and v2/v3, DeleteAcls v2/v3)
+// the bytes cannot tell them apart, and current clients send the newest.
+var guesses = [...][2]int16{{30, 3}, {30, 2}, {30, 1}, {30, 0}, {31, 3}, {31, 2}, {31, 1}, {31, 0}}
 
 // printGuess shows an unmatched response decoded as the first ACL response
 // definition that fits it, marked inferred. The event line before it says
