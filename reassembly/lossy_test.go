@@ -143,3 +143,34 @@ func TestResponseChainEndsAtTheEnd(t *testing.T) {
 	)
 	wantFrames(t, r, p7, p8)
 }
+
+// With DetectPorts, a connection whose first request was lost is found to
+// be Kafka by its second; the broker's answer to the first, which came
+// before and reads like a Produce v0 request (correlation id 0), is still
+// framed as a response, and the sides stay as the handshake set them.
+func TestDetectedAfterALostFirstRequest(t *testing.T) {
+	other := netipMust("10.0.0.2:19000")
+	v := newConv(t, cli, other, 1000, 5000)
+	v.handshake()
+	v.acking = true
+	q0, p0 := kreq(18, 3, 0, "c", 10), kresp(0, 20)
+	p0[12], p0[13] = 0xff, 0xff // with correlation id 0: reads as a Produce v0 request, client id null
+	q1, p1 := kreq(17, 1, 1, "c", 4), kresp(1, 6)
+	v.cseq += uint32(len(q0)) // 4: lost
+	v.send(false, p0)         // 4
+	v.send(true, q1)          // 5
+	v.send(false, p1)         // 6
+	cfg := testConfig()
+	cfg.DetectPorts = true
+	if !plausible(p0) {
+		t.Fatal("the response does not read as a request")
+	}
+	r := runAt(t, cfg, v.pkts)
+	wantLines(t, r,
+		"5: port 10.0.0.2:19000",
+		"5: frame c1< off=0 size="+itoa(len(p0))+" pk=[4]",
+		"5: frame c1> off="+itoa(len(q0))+" size="+itoa(len(q1))+" pk=[5]",
+		"6: frame c1< off="+itoa(len(p0))+" size="+itoa(len(p1))+" pk=[6]",
+		"close: "+endLine(1, cli, other, false),
+	)
+}

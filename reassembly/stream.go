@@ -446,6 +446,8 @@ func (h *half) startResync(at int64) {
 // frame passes captured in-order bytes at stream offset off to the framer.
 func (h *half) frame(data []byte, off int64, pkt int, ts time.Time) {
 	switch {
+	case !h.c.decided && !h.fromClient && h.synSeen:
+		h.keepEarly(data, off, pkt, ts)
 	case !h.c.decided:
 		h.probe(data, off, pkt, ts)
 	case h.resyncing:
@@ -795,6 +797,26 @@ func (h *half) accept(i int, ts time.Time) {
 	}
 }
 
+// keepEarly handles the bytes of the side that sent the SYN-ACK (so the
+// server: a response that looks like a request, as one with correlation id
+// 0 reads as a Produce v0 header, must not make it the client) before its
+// connection is found to be Kafka. They are kept, up to maxChain bytes from
+// the first, only when the client's first bytes are missing (its peer
+// acknowledged bytes the capture lacks): the answer to a lost first request
+// is then still reported once the next request shows the connection is
+// Kafka. Other connections on unknown ports keep nothing.
+func (h *half) keepEarly(data []byte, off int64, pkt int, ts time.Time) {
+	cl := &h.c.h[0]
+	if h.resyncing || (cl.ackOff <= cl.nextOff && len(cl.ooo) == 0) ||
+		off != int64(len(h.rbuf)) || len(h.rbuf)+len(data) > maxChain {
+		h.rbuf, h.rmarks = h.rbuf[:0], h.rmarks[:0]
+		return
+	}
+	h.rOff = 0
+	h.rbuf = append(h.rbuf, data...)
+	h.rmarks = append(h.rmarks, mark{off, pkt, ts})
+}
+
 // probe implements DetectPorts: a connection on unknown ports is followed
 // from the first segment that starts with a plausible request.
 func (h *half) probe(data []byte, off int64, pkt int, ts time.Time) {
@@ -822,7 +844,11 @@ func (h *half) probe(data []byte, off int64, pkt int, ts time.Time) {
 	c.decided = true
 	c.p.detectedServer(c, ts)
 	if srv.started && (srv.nextOff > 0 || !srv.synSeen) {
-		srv.startResync(srv.nextOff)
+		if srv.synSeen && !srv.resyncing && int64(len(srv.rbuf)) == srv.nextOff {
+			srv.accept(0, ts) // what keepEarly kept is whole: frame it
+		} else {
+			srv.startResync(srv.nextOff)
+		}
 	}
 	cl.resyncing = false
 	cl.resetFrame()

@@ -120,9 +120,28 @@ func TestDropAnyDataPacket(t *testing.T) {
 			}
 			port := strconv.Itoa(sc.BrokerPort)
 			hdr, recs := splitPcap(t, capture)
-			intact := ndjson(t, capture, "--port", port)
+			// The broker's port is given, or found by --detect (on by
+			// default) from the first request that was captured.
+			for _, args := range [][]string{{"--port", port}, {}} {
+				t.Run(strings.Join(append([]string{"flags"}, args...), " "), func(t *testing.T) {
+					dropEach(t, hdr, recs, capture, args)
+				})
+			}
+		})
+	}
+}
+
+// dropEach checks the capture with each data packet left out in turn.
+func dropEach(t *testing.T, hdr []byte, recs []pcapRecord, capture []byte, args []string) {
+	t.Helper()
+	{
+		{
+			intact := ndjson(t, capture, args...)
 			byIndex := map[float64]map[string]any{}
 			for _, m := range intact {
+				if m["event"] == "port_detected" {
+					continue
+				}
 				if m["event"] != nil {
 					t.Fatalf("intact capture: event %v", m)
 				}
@@ -140,10 +159,10 @@ func TestDropAnyDataPacket(t *testing.T) {
 						lossy = append(lossy, r.raw...)
 					}
 				}
-				checkDropped(t, d, intact, byIndex, ndjson(t, lossy, "--port", port))
+				checkDropped(t, d, intact, byIndex, ndjson(t, lossy, args...))
 			}
 			t.Logf("%d data packets dropped in turn", drops)
-		})
+		}
 	}
 }
 
@@ -173,7 +192,7 @@ func checkDropped(t *testing.T, d int, intact []map[string]any, intactByIndex ma
 	}
 	complete := func(m map[string]any) bool { return !has(packetsOf(m), d) }
 	for _, want := range intact {
-		if !complete(want) {
+		if want["event"] != nil || !complete(want) {
 			continue
 		}
 		peer := intactByIndex[want["peer"].(float64)]
