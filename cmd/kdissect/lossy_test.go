@@ -53,6 +53,9 @@ func ndjson(t *testing.T, pcap []byte, args ...string) []map[string]any {
 	}
 	var lines []map[string]any
 	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if l == "" {
+			continue // no output at all
+		}
 		// The tree stays text: comparing it as such is what keeps the
 		// hundred runs of this test cheap.
 		var raw map[string]json.RawMessage
@@ -104,6 +107,31 @@ func has(list []int, n int) bool {
 // its request when that request's header was captured (and the other way
 // round when the response is complete).
 func TestDropAnyDataPacket(t *testing.T) {
+	forEachShippedCapture(t, true, func(t *testing.T, hdr []byte, recs []pcapRecord, intact []map[string]any, args []string) {
+		byIndex := messagesByIndex(t, intact)
+		drops := 0
+		for d := 1; d <= len(recs); d++ {
+			if recs[d-1].payload == 0 {
+				continue
+			}
+			drops++
+			lossy := append([]byte(nil), hdr...)
+			for i, r := range recs {
+				if i != d-1 {
+					lossy = append(lossy, r.raw...)
+				}
+			}
+			checkDropped(t, d, intact, byIndex, ndjson(t, lossy, args...))
+		}
+		t.Logf("%d data packets dropped in turn", drops)
+	})
+}
+
+// forEachShippedCapture runs check on each capture in testdata/pcaps with
+// the broker's port given and, with detect, also with it found by --detect
+// (on by default) from the first request captured; check gets the intact
+// output.
+func forEachShippedCapture(t *testing.T, detect bool, check func(t *testing.T, hdr []byte, recs []pcapRecord, intact []map[string]any, args []string)) {
 	for _, name := range []string{"kadm-acls", "raw-versions", "sarama-acls"} {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile("../../testdata/pcaps/" + name + ".expect.json")
@@ -118,52 +146,112 @@ func TestDropAnyDataPacket(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			port := strconv.Itoa(sc.BrokerPort)
 			hdr, recs := splitPcap(t, capture)
-			// The broker's port is given, or found by --detect (on by
-			// default) from the first request that was captured.
-			for _, args := range [][]string{{"--port", port}, {}} {
+			runs := [][]string{{"--port", strconv.Itoa(sc.BrokerPort)}}
+			if detect {
+				runs = append(runs, nil)
+			}
+			for _, args := range runs {
 				t.Run(strings.Join(append([]string{"flags"}, args...), " "), func(t *testing.T) {
-					dropEach(t, hdr, recs, capture, args)
+					check(t, hdr, recs, ndjson(t, capture, args...), args)
 				})
 			}
 		})
 	}
 }
 
-// dropEach checks the capture with each data packet left out in turn.
-func dropEach(t *testing.T, hdr []byte, recs []pcapRecord, capture []byte, args []string) {
+// messagesByIndex indexes the messages of an intact capture's output, which
+// has no event but port_detected.
+func messagesByIndex(t *testing.T, lines []map[string]any) map[float64]map[string]any {
 	t.Helper()
-	{
-		{
-			intact := ndjson(t, capture, args...)
-			byIndex := map[float64]map[string]any{}
-			for _, m := range intact {
-				if m["event"] == "port_detected" {
-					continue
-				}
-				if m["event"] != nil {
-					t.Fatalf("intact capture: event %v", m)
-				}
-				byIndex[m["index"].(float64)] = m
+	byIndex := map[float64]map[string]any{}
+	for _, m := range lines {
+		if m["event"] == "port_detected" {
+			continue
+		}
+		if m["event"] != nil {
+			t.Fatalf("intact capture: event %v", m)
+		}
+		byIndex[m["index"].(float64)] = m
+	}
+	return byIndex
+}
+
+// Issue 7 §3: a capture that starts in the middle of connections (here:
+// each shipped capture with its first packets cut off, at every packet)
+// decodes every message it holds whole as the intact capture does; a
+// response whose request was cut off is reported once as unmatched, with
+// its correlation id and size; every other response is matched.
+//
+// The broker's port is given: without the handshake, --detect takes the
+// first plausible request header for the client's, and a response with
+// correlation id 0 reads as a Produce v0 request.
+func TestCaptureStartingMidConnection(t *testing.T) {
+	forEachShippedCapture(t, false, func(t *testing.T, hdr []byte, recs []pcapRecord, intact []map[string]any, args []string) {
+		byIndex := messagesByIndex(t, intact)
+		// Messages are named by connection, direction and correlation id:
+		// stream offsets count from the first captured byte here.
+		name := func(m map[string]any) string {
+			dir := m["direction"]
+			if dir == nil {
+				dir = "response"
 			}
-			drops := 0
-			for d := 1; d <= len(recs); d++ {
-				if recs[d-1].payload == 0 {
+			return fmt.Sprintf("%v>%v/%v/%v", m["src"], m["dst"], dir, m["correlation_id"])
+		}
+		for from := 2; from <= len(recs); from++ {
+			cut := append([]byte(nil), hdr...)
+			for _, r := range recs[from-1:] {
+				cut = append(cut, r.raw...)
+			}
+			got := map[string]map[string]any{}
+			gotIndex := map[float64]map[string]any{}
+			for _, m := range ndjson(t, cut, args...) {
+				switch m["event"] {
+				case nil, "unmatched_response":
+					if got[name(m)] != nil {
+						t.Errorf("from %d: twice: %v", from, name(m))
+					}
+					got[name(m)] = m
+					gotIndex[m["index"].(float64)] = m
+				case "port_detected":
+				default:
+					t.Errorf("from %d: %v", from, m)
+				}
+			}
+			for _, want := range intact {
+				if want["event"] != nil || packetsOf(want)[0] < from {
 					continue
 				}
-				drops++
-				lossy := append([]byte(nil), hdr...)
-				for i, r := range recs {
-					if i != d-1 {
-						lossy = append(lossy, r.raw...)
+				m := got[name(want)]
+				delete(got, name(want))
+				peer := byIndex[want["peer"].(float64)]
+				if want["direction"] == "response" && packetsOf(peer)[0] < from {
+					var root struct{ Size float64 }
+					json.Unmarshal([]byte(want["tree"].(string)), &root)
+					if m == nil || m["event"] != "unmatched_response" || m["size"] != root.Size {
+						t.Errorf("from %d: %s: %v, want unmatched_response of %v bytes", from, name(want), m, root.Size)
+					}
+					continue
+				}
+				if m == nil || m["event"] != nil {
+					t.Errorf("from %d: %s: %v", from, name(want), m)
+					continue
+				}
+				for _, k := range []string{"api_key", "api_version", "summary", "problems", "tree", "latency_us"} {
+					if !reflect.DeepEqual(m[k], want[k]) {
+						t.Errorf("from %d: %s: %s = %v, want %v", from, name(want), k, m[k], want[k])
 					}
 				}
-				checkDropped(t, d, intact, byIndex, ndjson(t, lossy, args...))
+				gotPeer, _ := m["peer"].(float64)
+				if p := gotIndex[gotPeer]; packetsOf(peer)[0] >= from && (p == nil || name(p) != name(peer)) {
+					t.Errorf("from %d: %s: peer %v, want %s", from, name(want), m["peer"], name(peer))
+				}
 			}
-			t.Logf("%d data packets dropped in turn", drops)
+			for n := range got {
+				t.Errorf("from %d: %s not in the intact capture", from, n)
+			}
 		}
-	}
+	})
 }
 
 // checkDropped compares the output for the capture without packet d with
