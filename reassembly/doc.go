@@ -30,7 +30,9 @@
 //   - size bound: the int32 prefix n satisfies MinRequestSize <= n <= MaxFrame
 //     for client→broker, MinResponseSize <= n <= MaxFrame for broker→client;
 //   - client→broker: Config.PlausibleRequest(b) is true, where b is the
-//     4-byte prefix followed by the first min(n, HeadLen) bytes of the frame;
+//     4-byte prefix followed by the first min(n, HeadLen) bytes of the frame,
+//     or by the bytes captured before a gap or the end of the direction when
+//     fewer (at least 10: a request cut there still has its header read);
 //     a nil PlausibleRequest accepts any size-bounded candidate;
 //   - broker→client: the int32 after the prefix (the correlation ID) equals
 //     the correlation ID of one of the last RecentRequests requests seen in

@@ -51,8 +51,9 @@ type Config struct {
 	// and overall.
 	MaxConnBuffer, MaxTotalBuffer int
 	// PlausibleRequest is given the 4-byte size prefix followed by the first
-	// min(size, HeadLen) bytes of a candidate client→broker frame and says
-	// whether it looks like a Kafka request header. Used only while
+	// min(size, HeadLen) bytes of a candidate client→broker frame (fewer, at
+	// least 10 after the prefix, when a gap or the end of the stream cuts it
+	// before) and says whether it looks like a Kafka request header. Used only while
 	// re-synchronising and for DetectPorts. Nil accepts every candidate.
 	PlausibleRequest func(frame []byte) bool
 	// WantBody is given the flow and the first min(size, HeadLen) bytes

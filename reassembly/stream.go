@@ -636,6 +636,11 @@ func (h *half) resyncFeed(data []byte, off int64, pkt int, ts time.Time) {
 	h.scan(ts, false)
 }
 
+// minPartialHead is how much of a request candidate must have been captured
+// before a gap for its header to be judged: the size prefix, api key and
+// version, correlation ID and client_id's length.
+const minPartialHead = 14
+
 // maxChain bounds how far the frame chain of a response candidate is
 // followed (and so how many bytes wait for its verdict); maxChainFrames
 // complete frames in a row are proof enough.
@@ -685,10 +690,16 @@ func (h *half) scan(ts time.Time, final bool) {
 			}
 			need := 4 + int(min(n, HeadLen))
 			if len(b)-i < need {
-				if final {
+				if !final {
+					break
+				}
+				// A gap or the end follows: judge the header by what was
+				// captured, so that a request cut there still names its
+				// response (it becomes Incomplete with its head).
+				if len(b)-i < minPartialHead {
 					continue
 				}
-				break
+				need = len(b) - i
 			}
 			if cfg.PlausibleRequest != nil && !cfg.PlausibleRequest(b[i:i+need]) {
 				continue
@@ -732,7 +743,8 @@ func (h *half) knownResponse(f []byte, corrMask uint64) bool {
 // chain of response frames that ends exactly where a response to a known
 // request starts, at the end of the captured bytes (final: a gap or the end
 // of the direction follows), or holds maxChainFrames frames. wait: more
-// bytes are needed for the verdict.
+// bytes are needed for the verdict. A chain that would swallow the start of
+// a response to a known request is no chain: that start wins.
 func (h *half) chain(b []byte, i int, final bool, corrMask uint64) (ok, wait bool) {
 	j := i
 	for frames := 1; ; frames++ {
@@ -744,13 +756,13 @@ func (h *half) chain(b []byte, i int, final bool, corrMask uint64) (ok, wait boo
 		if next-int64(i) > maxChain {
 			return false, false
 		}
-		if next >= int64(len(b)) {
-			if final {
-				return next == int64(len(b)), false
-			}
-			return false, true
+		if next > int64(len(b)) || next == int64(len(b)) && !final {
+			return false, !final
 		}
-		if frames >= maxChainFrames {
+		if h.swallowsKnown(b, i, int(next), corrMask) {
+			return false, false
+		}
+		if next == int64(len(b)) || frames >= maxChainFrames {
 			return true, false
 		}
 		j = int(next)
@@ -761,6 +773,35 @@ func (h *half) chain(b []byte, i int, final bool, corrMask uint64) (ok, wait boo
 			return true, false
 		}
 	}
+}
+
+// swallowsKnown reports whether b(i, end) holds the start of a response to
+// a known request whose own chain of size prefixes ends exactly at end: the
+// frame from i would swallow real frames. (A known correlation ID alone is
+// no evidence: small ones are common values inside bodies.)
+func (h *half) swallowsKnown(b []byte, i, end int, corrMask uint64) bool {
+	for k := i + 1; k < end && len(b)-k >= 8; k++ {
+		if h.sizeOK(int64(int32(binary.BigEndian.Uint32(b[k:])))) && h.knownResponse(b[k:], corrMask) && h.reaches(b, k, end) {
+			return true
+		}
+	}
+	return false
+}
+
+// reaches reports whether the size prefixes from b[j] lead exactly to end.
+func (h *half) reaches(b []byte, j, end int) bool {
+	for end-j >= 4 {
+		n := int64(int32(binary.BigEndian.Uint32(b[j:])))
+		if !h.sizeOK(n) {
+			return false
+		}
+		next := int64(j) + 4 + n
+		if next >= int64(end) {
+			return next == int64(end)
+		}
+		j = int(next)
+	}
+	return false
 }
 
 func (h *half) hasCorr(corr int32) bool {
