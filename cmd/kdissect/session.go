@@ -34,6 +34,7 @@ type pending struct {
 	index    int
 	last     time.Time // the request's last byte
 	held     *item     // the request itself while it waits in the queue
+	cut      bool      // the request is an incomplete event, not a message
 }
 
 // item is one line of output in the making: a message (decoded when it is
@@ -63,6 +64,7 @@ type item struct {
 	awaiting bool
 	inferred bool // --guess decoded an unmatched response
 	drop     bool // matched late to an API that is not shown
+	peerCut  bool // peer is an incomplete event, not a message
 }
 
 // printer writes items; session decides what and when.
@@ -197,6 +199,7 @@ func (s *session) expect(connID uint64, h dissect.RequestHead, it *item, last ti
 		r.awaiting, r.waiting, r.event = false, false, nil
 		r.dir, r.key, r.ver, r.peer = dissect.Response, h.APIKey, h.APIVersion, it.index
 		r.latency, r.hasLat = max(r.time.Sub(last), 0), true
+		_, r.peerCut = it.event.(*reassembly.Incomplete)
 		r.drop = !s.sel.wants(h.APIKey)
 		it.peer = r.index
 		return s.sel.wants(h.APIKey)
@@ -211,7 +214,8 @@ func (s *session) expect(connID uint64, h dissect.RequestHead, it *item, last ti
 		// must not grow this without bound; forget the oldest.
 		s.evictOldest(conn)
 	}
-	p := &pending{key: h.APIKey, ver: h.APIVersion, index: it.index, last: last}
+	_, cut := it.event.(*reassembly.Incomplete)
+	p := &pending{key: h.APIKey, ver: h.APIVersion, index: it.index, last: last, cut: cut}
 	conn[h.CorrelationID] = p
 	if !s.sel.wants(h.APIKey) {
 		return false
@@ -292,7 +296,7 @@ func (s *session) response(f *reassembly.Frame) {
 		return
 	}
 	it.dir, it.key, it.ver = dissect.Response, p.key, p.ver
-	it.peer = p.index
+	it.peer, it.peerCut = p.index, p.cut
 	it.latency, it.hasLat = f.First.Sub(p.last), true
 	it.frame = append([]byte(nil), f.Data...)
 	s.enqueue(it)
