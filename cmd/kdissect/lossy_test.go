@@ -498,3 +498,17 @@ func TestMidConnectionResponsesAreReportedAndGuessed(t *testing.T) {
 		t.Errorf("--summary --guess lacks\n%s\n%s", want, out)
 	}
 }
+
+// A response cut short names its request and the request names it: the
+// incomplete event has an index and the request's API.
+func TestIncompleteResponseNamesItsRequest(t *testing.T) {
+	b := newPcap(t)
+	c := b.conn(50500, 9092)
+	c.send(true, aclRequest(t, 3, 90))
+	resp := aclResponse(3, 0, 0, 0)
+	c.send(false, resp[:12]) // the capture ends inside the response
+	wantJSONLines(t, jsonLines(t, 0, b.file()),
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":3,"direction":"request","dst":"192.0.2.1:9092","index":1,"packets":[3],"peer":2,"problems":[],"src":"192.0.2.10:50500","stream_offset":0}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":3,"dst":"192.0.2.10:50500","event":"incomplete","have":12,"index":2,"peer":1,"reason":"end of capture","src":"192.0.2.1:9092","stream_offset":0,"want":`+strconv.Itoa(len(resp))+`}`,
+	)
+}
