@@ -298,3 +298,20 @@ func TestRandomLossNeverInventsFrames(t *testing.T) {
 		}
 	}
 }
+
+// The bytes before a FIN that the peer acknowledged were lost by the
+// capture: the direction closes at once, not ReorderWait later.
+func TestAckedFinHole(t *testing.T) {
+	v := opened(t)
+	v.acking = true
+	q := kreq(30, 3, 1, "c", 40)
+	v.send(true, q[:30])
+	v.cseq += uint32(len(q) - 30) // lost
+	v.fin(true)                   // 5
+	v.fin(false)                  // 6: acknowledges the lost bytes and the FIN
+	wantLines(t, runAt(t, testConfig(), v.pkts),
+		"6: gap c1> off=30 len=25",
+		"6: incomplete c1> off=0 have=30 want=55 gap",
+		"6: "+endC1,
+	)
+}
