@@ -145,8 +145,9 @@ func (s *session) event(e reassembly.Event) {
 		}
 		delete(s.conns, e.ConnID)
 		for _, it := range s.awaiting[e.ConnID] {
-			it.waiting = false
+			it.waiting, it.awaiting = false, false
 		}
+		delete(s.awaiting, e.ConnID)
 	case *reassembly.Retransmission:
 		if !s.text {
 			s.enqueue(&item{event: e, time: e.Time})
@@ -339,6 +340,9 @@ func (s *session) print(it *item) {
 		// Printed unmatched: a request that comes later is not its own.
 		it.awaiting = false
 		delete(s.awaiting[it.flow.ConnID], it.corr)
+		if len(s.awaiting[it.flow.ConnID]) == 0 {
+			delete(s.awaiting, it.flow.ConnID)
+		}
 	}
 	if s.stopped() || it.drop {
 		return
