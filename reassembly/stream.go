@@ -3,6 +3,7 @@ package reassembly
 import (
 	"encoding/binary"
 	"net/netip"
+	"slices"
 	"time"
 )
 
@@ -63,6 +64,8 @@ type half struct {
 	spare             []byte
 	spareMarks        []mark
 	corr              [RecentRequests]int32 // client side: recent correlation IDs
+	known             []int                 // see swallowsKnown
+	knownListed       bool
 	ncorr             int
 	pk                []int
 }
@@ -402,7 +405,7 @@ func (h *half) release() {
 	p := h.c.p
 	p.buffered -= h.oooBytes + h.reserved
 	h.oooBytes, h.reserved = 0, 0
-	h.ooo, h.buf, h.marks, h.rbuf, h.rmarks, h.spare, h.spareMarks, h.pk = nil, nil, nil, nil, nil, nil, nil, nil
+	h.ooo, h.buf, h.marks, h.rbuf, h.rmarks, h.spare, h.spareMarks, h.pk, h.known = nil, nil, nil, nil, nil, nil, nil, nil, nil
 	h.have = 0
 }
 
@@ -675,6 +678,7 @@ func (h *half) scan(ts time.Time, final bool) {
 		}
 	}
 	b := h.rbuf
+	h.knownListed = false
 	i := 0
 	if d := h.scanFrom - h.rOff; d > 0 {
 		i = int(min(d, int64(len(b))))
@@ -778,10 +782,25 @@ func (h *half) chain(b []byte, i int, final bool, corrMask uint64) (ok, wait boo
 // swallowsKnown reports whether b(i, end) holds the start of a response to
 // a known request whose own chain of size prefixes ends exactly at end: the
 // frame from i would swallow real frames. (A known correlation ID alone is
-// no evidence: small ones are common values inside bodies.)
+// no evidence: small ones are common values inside bodies.) The positions
+// that could start such a response are listed once per scan, so that a
+// buffer full of candidates costs a pass over it, not one per candidate.
 func (h *half) swallowsKnown(b []byte, i, end int, corrMask uint64) bool {
-	for k := i + 1; k < end && len(b)-k >= 8; k++ {
-		if h.sizeOK(int64(int32(binary.BigEndian.Uint32(b[k:])))) && h.knownResponse(b[k:], corrMask) && h.reaches(b, k, end) {
+	if !h.knownListed {
+		h.knownListed = true
+		h.known = h.known[:0]
+		for k := 0; len(b)-k >= 8; k++ {
+			if h.knownResponse(b[k:], corrMask) && h.sizeOK(int64(int32(binary.BigEndian.Uint32(b[k:])))) {
+				h.known = append(h.known, k)
+			}
+		}
+	}
+	first, _ := slices.BinarySearch(h.known, i+1)
+	for _, k := range h.known[first:] {
+		if k >= end {
+			break
+		}
+		if h.reaches(b, k, end) {
 			return true
 		}
 	}
