@@ -40,7 +40,7 @@
 //     chain holds: following the size prefixes (each within the size bound)
 //     from the candidate, a frame ends exactly where a response to such a
 //     request starts, or exactly at the end of the captured bytes when a
-//     gap or the end of the direction follows, or maxChainFrames (3) frames
+//     gap or the end of the direction follows, or maxChainFrames (4) frames
 //     follow each other exactly. A chain is followed over at most 64 KiB;
 //     until its verdict is known the candidate waits for more bytes. So the
 //     complete responses of a capture that starts mid-connection, whose

@@ -649,7 +649,7 @@ const minPartialHead = 14
 // complete frames in a row are proof enough.
 const (
 	maxChain       = 64 << 10
-	maxChainFrames = 3
+	maxChainFrames = 4
 )
 
 // dropPending forgets the first i bytes of rbuf.
