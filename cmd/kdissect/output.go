@@ -65,7 +65,7 @@ func appendHeading(b []byte, it *item, what string) []byte {
 	b = append(b, dissect.Escape(what)...)
 	switch {
 	case it.inferred:
-		b = append(b, " (inferred: its request was not captured)"...)
+		b = append(b, " (inferred)"...)
 	case it.dir == dissect.Response:
 		b = append(b, " (request #"...)
 		b = strconv.AppendInt(b, int64(it.peer), 10)
