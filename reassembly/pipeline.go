@@ -105,6 +105,9 @@ type Pipeline struct {
 	buffered int // bytes held across all connections
 	seg      segment
 	stats    Stats
+	// known and knownListed are scratch space of half.swallowsKnown.
+	known       []int
+	knownListed bool
 }
 
 // NewPipeline returns a Pipeline that reports to emit.

@@ -64,8 +64,6 @@ type half struct {
 	spare             []byte
 	spareMarks        []mark
 	corr              [RecentRequests]int32 // client side: recent correlation IDs
-	known             []int                 // see swallowsKnown
-	knownListed       bool
 	ncorr             int
 	pk                []int
 }
@@ -405,7 +403,7 @@ func (h *half) release() {
 	p := h.c.p
 	p.buffered -= h.oooBytes + h.reserved
 	h.oooBytes, h.reserved = 0, 0
-	h.ooo, h.buf, h.marks, h.rbuf, h.rmarks, h.spare, h.spareMarks, h.pk, h.known = nil, nil, nil, nil, nil, nil, nil, nil, nil
+	h.ooo, h.buf, h.marks, h.rbuf, h.rmarks, h.spare, h.spareMarks, h.pk = nil, nil, nil, nil, nil, nil, nil, nil
 	h.have = 0
 }
 
@@ -678,7 +676,7 @@ func (h *half) scan(ts time.Time, final bool) {
 		}
 	}
 	b := h.rbuf
-	h.knownListed = false
+	h.c.p.knownListed = false
 	i := 0
 	if d := h.scanFrom - h.rOff; d > 0 {
 		i = int(min(d, int64(len(b))))
@@ -785,18 +783,22 @@ func (h *half) chain(b []byte, i int, final bool, corrMask uint64) (ok, wait boo
 // no evidence: small ones are common values inside bodies.) The positions
 // that could start such a response are listed once per scan, so that a
 // buffer full of candidates costs a pass over it, not one per candidate.
+//
+// The list lives in the Pipeline: it is only used between the start of a
+// scan and its verdict, during which nothing else scans.
 func (h *half) swallowsKnown(b []byte, i, end int, corrMask uint64) bool {
-	if !h.knownListed {
-		h.knownListed = true
-		h.known = h.known[:0]
+	p := h.c.p
+	if !p.knownListed {
+		p.knownListed = true
+		p.known = p.known[:0]
 		for k := 0; len(b)-k >= 8; k++ {
 			if h.knownResponse(b[k:], corrMask) && h.sizeOK(int64(int32(binary.BigEndian.Uint32(b[k:])))) {
-				h.known = append(h.known, k)
+				p.known = append(p.known, k)
 			}
 		}
 	}
-	first, _ := slices.BinarySearch(h.known, i+1)
-	for _, k := range h.known[first:] {
+	first, _ := slices.BinarySearch(p.known, i+1)
+	for _, k := range p.known[first:] {
 		if k >= end {
 			break
 		}
