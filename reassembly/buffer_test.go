@@ -92,9 +92,8 @@ func TestBufferLimitConnByOutOfOrder(t *testing.T) {
 	r := runAt(t, bufConfig(1000, 1500), v.pkts)
 	wantLines(t, r,
 		"6: limit c1> off=200 len=1000",
-		"6: incomplete c1> off=0 have=100 want=300 gap",
 		"6: gap c1> off=100 len=100",
-		"6: unparseable c1> off=200 len=100",
+		"6: incomplete c1> off=0 have=200 want=300 gap",
 		"6: frame c1> off=300 size=300 pk=[5]",
 		"6: frame c1> off=600 size=300 pk=[5 6]",
 		"6: frame c1> off=900 size=300 pk=[6]",

@@ -25,7 +25,7 @@ const (
 // larger than len(payload) when the capture was cut by the snaplen.
 type segment struct {
 	src, dst netip.AddrPort
-	seq      uint32
+	seq, ack uint32 // ack is meaningful only with flagACK
 	flags    uint8
 	payload  []byte
 	claimed  int
@@ -230,6 +230,7 @@ func decodeTCP(b []byte, ipLen int, s *segment) decodeResult {
 	s.src = netip.AddrPortFrom(s.src.Addr(), binary.BigEndian.Uint16(b[0:]))
 	s.dst = netip.AddrPortFrom(s.dst.Addr(), binary.BigEndian.Uint16(b[2:]))
 	s.seq = binary.BigEndian.Uint32(b[4:])
+	s.ack = binary.BigEndian.Uint32(b[8:])
 	s.flags = b[13]
 	s.payload = b[off:]
 	s.claimed = ipLen - off

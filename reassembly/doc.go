@@ -30,17 +30,29 @@
 //   - size bound: the int32 prefix n satisfies MinRequestSize <= n <= MaxFrame
 //     for client→broker, MinResponseSize <= n <= MaxFrame for broker→client;
 //   - client→broker: Config.PlausibleRequest(b) is true, where b is the
-//     4-byte prefix followed by the first min(n, HeadLen) bytes of the frame;
+//     4-byte prefix followed by the first min(n, HeadLen) bytes of the frame,
+//     or by the bytes captured before a gap or the end of the direction when
+//     fewer (at least 10: a request cut there still has its header read);
 //     a nil PlausibleRequest accepts any size-bounded candidate;
 //   - broker→client: the int32 after the prefix (the correlation ID) equals
 //     the correlation ID of one of the last RecentRequests requests seen in
-//     the other direction of the same connection. A response stream whose
-//     requests were not captured therefore stays out of sync: without the
-//     request a response cannot be decoded anyway.
+//     the other direction of the same connection; or the candidate's frame
+//     chain holds: following the size prefixes (each within the size bound)
+//     from the candidate, a frame ends exactly where a response to such a
+//     request starts, or exactly at the end of the captured bytes when a
+//     gap or the end of the direction follows, or maxChainFrames (4) frames
+//     follow each other exactly. A chain is followed over at most 64 KiB;
+//     until its verdict is known the candidate waits for more bytes. So the
+//     complete responses of a capture that starts mid-connection, whose
+//     requests were not captured, are still cut out (the caller reports
+//     them as responses without a request).
 //
-// When a gap cuts a frame whose size was known and the gap ends inside that
-// frame, candidates before the frame's end are not tried: the known boundary
-// is trusted over a scan through body bytes.
+// A gap that ends inside a frame whose size is known does not put the
+// direction out of sync: the frame's remaining bytes are counted, it is
+// reported Incomplete at its end (Have counts every captured byte, those
+// after the gap too) and the next frame starts at that end, the known
+// boundary being trusted over a scan. A gap that runs past the end of the
+// frame ends it at once (Incomplete, then out of sync after the gap).
 //
 // In sync, only the size bound (with the minimum of 4) is checked; a prefix
 // outside it is corruption, never an allocation: it is reported as
@@ -51,7 +63,19 @@
 // Out-of-order segments are copied and held until the hole before them is
 // filled, Config.ReorderWait of capture time passes, a buffer cap is hit, the
 // connection ends or the input ends; then the hole becomes a Gap. A FIN after
-// missing bytes waits the same way. Timeouts are checked once per second of
+// missing bytes waits the same way. A hole the peer has acknowledged (an ACK
+// number in the other direction beyond its start) is a Gap at once, as far as
+// the ACK reaches: the peer received those bytes, so they will not be sent
+// again and only the capture lost them (Wireshark's "ACKed unseen segment").
+// The ACK of a segment is applied before the segment's own bytes, so a
+// request that the ACK releases comes out before the response carrying it.
+// A hole with nothing captured after it is left alone even when acknowledged
+// (one byte beyond may be a FIN the capture missed): the next segment is held
+// and then declared. A capture that shows an ACK before the data it
+// acknowledges (directions captured apart, as on some SPAN ports) loses that
+// data: it comes as a retransmission of bytes given up on. Frame.PeerPending
+// tells a caller that a response came while the request direction still held
+// bytes not yet released, so that its request may still come out. Timeouts are checked once per second of
 // capture time, so a hole may wait up to a second longer than ReorderWait. A
 // segment that lies (partly) before the stream position or inside already
 // buffered data is a Retransmission; only the new bytes are used. The earliest

@@ -42,6 +42,11 @@ type Frame struct {
 	// frame's bytes, in stream order, each once; at most MaxFramePackets.
 	Packets     []int
 	First, Last time.Time
+	// PeerPending is set on a broker→client frame when the client→broker
+	// direction still holds bytes not released as frames or events (held
+	// out of order, or a frame still being collected): the request this
+	// response answers may yet come out.
+	PeerPending bool
 }
 
 // Gap reports bytes that were never captured. Length is -1 when unknown.
@@ -63,14 +68,20 @@ type Unparseable struct {
 }
 
 // Incomplete reports a frame cut short. Want is the frame size including
-// the prefix, or -1 when not even the prefix was complete. Reason is one of
-// "gap", "end of capture", "connection reset", "connection closed",
-// "idle timeout".
+// the prefix, or -1 when not even the prefix was complete. Have counts every
+// captured byte of the frame, those after a gap inside it included: when a
+// gap ends before the end of a frame whose size is known, the frame's
+// remaining bytes are counted and the event comes at its end. Reason is one
+// of "gap", "end of capture", "connection reset", "connection closed",
+// "idle timeout". Head holds the frame's first captured bytes (size prefix
+// included, at most 4+HeadLen, only those before the first gap) so that a
+// caller can read a request's header; it is valid only during the emit call.
 type Incomplete struct {
 	Flow
 	StreamOffset, Have, Want int64
 	Reason                   string
 	Time                     time.Time
+	Head                     []byte
 }
 
 // Retransmission reports a segment carrying Length bytes that had already

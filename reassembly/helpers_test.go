@@ -84,7 +84,7 @@ type pkt struct {
 // tcpSpec describes one TCP segment.
 type tcpSpec struct {
 	src, dst   netip.AddrPort
-	seq        uint32
+	seq, ack   uint32
 	flags      string // any of "SAFR"
 	payload    []byte
 	v6ext      bool // IPv6 with a destination options header
@@ -99,7 +99,7 @@ func ipBytes(t *testing.T, s tcpSpec) (ip []byte, etherType uint16) {
 	t.Helper()
 	tcp := &layers.TCP{
 		SrcPort: layers.TCPPort(s.src.Port()), DstPort: layers.TCPPort(s.dst.Port()),
-		Seq: s.seq, Window: 65535,
+		Seq: s.seq, Ack: s.ack, Window: 65535,
 		SYN: strings.Contains(s.flags, "S"), ACK: strings.Contains(s.flags, "A"),
 		FIN: strings.Contains(s.flags, "F"), RST: strings.Contains(s.flags, "R"),
 	}
@@ -178,18 +178,31 @@ type conv struct {
 	link     layers.LinkType
 	template tcpSpec
 	skew     time.Duration // added to the timestamps; see wait
+	// acking makes each segment acknowledge everything the other side has
+	// sent so far, as a peer that received it all would; otherwise every
+	// segment acknowledges the other side's initial sequence number, which
+	// proves nothing lost.
+	acking     bool
+	cisn, sisn uint32
 }
 
 func newConv(t *testing.T, c, s netip.AddrPort, cisn, sisn uint32) *conv {
-	return &conv{t: t, c: c, s: s, cseq: cisn, sseq: sisn, link: layers.LinkTypeEthernet}
+	return &conv{t: t, c: c, s: s, cseq: cisn, sseq: sisn, cisn: cisn, sisn: sisn, link: layers.LinkTypeEthernet}
 }
 
 // raw appends a segment with explicit fields.
 func (v *conv) raw(fromClient bool, seq uint32, flags string, payload []byte, snap int) {
 	sp := v.template
 	sp.src, sp.dst, sp.seq, sp.flags, sp.payload, sp.link = v.c, v.s, seq, flags, payload, v.link
+	sp.ack = v.sisn
+	if v.acking {
+		sp.ack = v.sseq
+	}
 	if !fromClient {
-		sp.src, sp.dst = v.s, v.c
+		sp.src, sp.dst, sp.ack = v.s, v.c, v.cisn
+		if v.acking {
+			sp.ack = v.cseq
+		}
 	}
 	data := frameBytes(v.t, sp)
 	ci := gopacket.CaptureInfo{Timestamp: t0.Add(v.skew + time.Duration(len(v.pkts))*time.Millisecond), Length: len(data), CaptureLength: len(data)}

@@ -51,8 +51,9 @@ type Config struct {
 	// and overall.
 	MaxConnBuffer, MaxTotalBuffer int
 	// PlausibleRequest is given the 4-byte size prefix followed by the first
-	// min(size, HeadLen) bytes of a candidate client→broker frame and says
-	// whether it looks like a Kafka request header. Used only while
+	// min(size, HeadLen) bytes of a candidate client→broker frame (fewer, at
+	// least 10 after the prefix, when a gap or the end of the stream cuts it
+	// before) and says whether it looks like a Kafka request header. Used only while
 	// re-synchronising and for DetectPorts. Nil accepts every candidate.
 	PlausibleRequest func(frame []byte) bool
 	// WantBody is given the flow and the first min(size, HeadLen) bytes
@@ -123,6 +124,9 @@ type Pipeline struct {
 	seg      segment
 	stats    Stats
 	other    portTally // connections on other ports; see OtherPorts
+	// known and knownListed are scratch space of half.swallowsKnown.
+	known       []int
+	knownListed bool
 }
 
 // NewPipeline returns a Pipeline that reports to emit.
@@ -222,6 +226,11 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 		return
 	}
 	c.lastSeen = ts
+	if s.flags&flagACK != 0 {
+		// Before this segment's own bytes: a response must find the
+		// request its ACK proves lost or released (see half.acked).
+		c.other(h).acked(s.ack, ts)
+	}
 	h.segment(s, p.num, ts)
 	if c.swap {
 		c.swapRoles()

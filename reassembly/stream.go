@@ -3,6 +3,7 @@ package reassembly
 import (
 	"encoding/binary"
 	"net/netip"
+	"slices"
 	"time"
 )
 
@@ -42,15 +43,21 @@ type half struct {
 	finTs        time.Time // when the FIN came, for ReorderWait
 	ooo          []held
 	oooBytes     int
+	// ackOff is the highest stream offset the peer has acknowledged: bytes
+	// below it that were not captured will never be sent again.
+	ackOff int64
 
 	// In sync: the frame being collected; have == 0 at a boundary.
 	have, fOff, size int64 // size 0 = prefix not complete yet
-	decidedWant      bool
-	want             bool
-	reserved         int // bytes reserved against the buffer caps for buf
-	buf              []byte
-	marks            []mark
-	first, last      time.Time
+	// lost counts the bytes of the current frame that a gap took; a frame
+	// with lost bytes is collected to its known end and reported Incomplete.
+	lost        int64
+	decidedWant bool
+	want        bool
+	reserved    int // bytes reserved against the buffer caps for buf
+	buf         []byte
+	marks       []mark
+	first, last time.Time
 
 	// Out of sync: rbuf holds bytes from rOff not yet rejected as frame
 	// starts; junkOff is where skipped bytes begin.
@@ -140,6 +147,63 @@ func (h *half) data(off, end int64, payload []byte, pkt int, ts time.Time) {
 	h.drain()
 }
 
+// other returns the opposite direction of h.
+func (c *conn) other(h *half) *half {
+	if h == &c.h[0] {
+		return &c.h[1]
+	}
+	return &c.h[0]
+}
+
+// acked takes an acknowledgement number the peer sent for h's bytes. Bytes
+// the peer acknowledged that were not captured were lost by the capture,
+// not by the network: they will never come again, so the hole before held
+// data is declared a gap at once rather than after ReorderWait (Wireshark's
+// "ACKed unseen segment").
+func (h *half) acked(ack uint32, ts time.Time) {
+	if !h.started || h.closed {
+		return
+	}
+	d := int64(int32(ack - h.nextSeq))
+	if d <= 0 || d > FarAway {
+		return
+	}
+	h.ackOff = max(h.ackOff, h.nextOff+d)
+	h.ackedHoles(ts)
+}
+
+// ackedHoles declares the acknowledged part of a hole lost. A hole with
+// nothing captured after it waits for the next segment (which is then held
+// and declared here): an acknowledgement one beyond the last byte may be
+// for a FIN the capture missed, not for data.
+func (h *half) ackedHoles(ts time.Time) {
+	for !h.closed && h.ackOff > h.nextOff {
+		switch {
+		case len(h.ooo) > 0 && h.ooo[0].off <= h.ackOff:
+			h.skipHole(ts)
+			continue
+		case len(h.ooo) > 0:
+			to := h.ackOff
+			h.gap(h.nextOff, to-h.nextOff, ts)
+			h.advance(to)
+		case h.fin && h.nextOff < h.finOff:
+			to := min(h.ackOff, h.finOff)
+			h.gap(h.nextOff, to-h.nextOff, ts)
+			h.advance(to)
+			h.checkFin(ts)
+		}
+		return
+	}
+}
+
+// unreleased reports whether h holds bytes not yet emitted as a frame or
+// an event: held out-of-order data, a frame being collected, bytes being
+// scanned for a frame start, or missing bytes before a FIN.
+func (h *half) unreleased() bool {
+	return len(h.ooo) > 0 || h.have > 0 || (h.resyncing && len(h.rbuf) > 0) ||
+		(h.fin && !h.closed && h.nextOff < h.finOff)
+}
+
 func (h *half) retransmission(off, n int64, ts time.Time) {
 	h.c.p.stats.Retransmissions++
 	h.emit(&Retransmission{Flow: h.flow(), StreamOffset: off, Length: n, Time: ts})
@@ -208,6 +272,7 @@ func (h *half) hold(off, end int64, payload []byte, pkt int, ts time.Time) {
 			h.skipHole(ts)
 		}
 	}
+	h.ackedHoles(ts)
 }
 
 // overCap reports whether held segments of h must be given up on because a
@@ -262,26 +327,52 @@ func (h *half) skipHole(ts time.Time) {
 	h.checkFin(ts)
 }
 
-// gap reports lost bytes [off, off+n) and leaves the framer out of sync.
+// gap reports lost bytes [off, off+n). When they end inside a frame whose
+// size is known, the frame's remaining bytes are counted (it is reported
+// Incomplete at its end) and the next frame starts at that end: the framer
+// stays in sync. Otherwise it is out of sync after the gap.
 func (h *half) gap(off, n int64, ts time.Time) {
 	p := h.c.p
-	hint := off + n
+	end := off + n
 	if h.resyncing {
 		h.scan(ts, true)
 	}
+	inFrame := false
 	if h.resyncing {
 		h.flushJunk(off, ts)
 	} else if h.have > 0 {
-		h.incomplete("gap", ts)
-		if h.size > 0 {
-			hint = max(hint, h.fOff+h.size)
+		if h.size > 0 && end <= h.fOff+h.size {
+			inFrame = true
+		} else {
+			h.incomplete("gap", ts)
 		}
 	}
 	p.stats.Gaps++
 	p.stats.GapBytes += n
 	h.emit(&Gap{Flow: h.flow(), StreamOffset: off, Length: n, Time: ts})
-	h.startResync(off + n)
-	h.scanFrom = hint
+	if !inFrame {
+		h.startResync(end)
+		return
+	}
+	h.cutFrame(n)
+	if h.have == h.size {
+		h.incomplete("gap", ts)
+	}
+}
+
+// cutFrame counts n lost bytes in the frame being collected. Its body is
+// no longer buffered (it cannot be decoded); its head, captured before the
+// gap, is kept for the Incomplete event.
+func (h *half) cutFrame(n int64) {
+	if !h.decidedWant {
+		h.decidedWant = true
+		h.noteCorr(h.buf)
+	}
+	h.want = false
+	h.c.p.buffered -= h.reserved
+	h.reserved = 0
+	h.have += n
+	h.lost += n
 }
 
 // finish ends the direction: held data is delivered after gaps, a lost tail
@@ -326,14 +417,17 @@ func (h *half) incomplete(reason string, ts time.Time) {
 	if h.size > 0 {
 		want = h.size
 	}
-	h.emit(&Incomplete{Flow: h.flow(), StreamOffset: h.fOff, Have: h.have, Want: want, Reason: reason, Time: ts})
+	head := h.buf[:min(len(h.buf), 4+HeadLen)]
+	h.emit(&Incomplete{Flow: h.flow(), StreamOffset: h.fOff, Have: h.have - h.lost, Want: want, Reason: reason,
+		Time: ts, Head: head})
 	h.resetFrame()
+	h.kickResponses(ts)
 }
 
 func (h *half) resetFrame() {
 	h.c.p.buffered -= h.reserved
 	h.reserved = 0
-	h.have, h.size = 0, 0
+	h.have, h.size, h.lost = 0, 0, 0
 	if cap(h.buf) > 1<<20 {
 		h.buf = nil // keep memory flat after a large frame
 	}
@@ -359,6 +453,8 @@ func (h *half) startResync(at int64) {
 // frame passes captured in-order bytes at stream offset off to the framer.
 func (h *half) frame(data []byte, off int64, pkt int, ts time.Time) {
 	switch {
+	case !h.c.decided && !h.fromClient && h.synSeen:
+		h.keepEarly(data, off, pkt, ts)
 	case !h.c.decided:
 		h.probe(data, off, pkt, ts)
 	case h.resyncing:
@@ -433,7 +529,11 @@ func (h *half) synced(data []byte, off int64, pkt int, ts time.Time) {
 			h.decideWant(ts)
 		}
 		if h.have == h.size {
-			h.emitCollected()
+			if h.lost > 0 {
+				h.incomplete("gap", ts)
+			} else {
+				h.emitCollected()
+			}
 		}
 	}
 }
@@ -515,9 +615,12 @@ func (h *half) emitWhole(f []byte, off int64, pkt int, ts time.Time) {
 	h.pk = append(h.pk[:0], pkt)
 	h.c.p.stats.Frames++
 	h.emit(&Frame{Flow: h.flow(), StreamOffset: off, Size: len(f), Data: data, Truncated: trunc,
-		Packets: h.pk, First: ts, Last: ts})
+		Packets: h.pk, First: ts, Last: ts, PeerPending: h.peerPending()})
 	h.kickResponses(ts)
 }
+
+// peerPending is Frame.PeerPending.
+func (h *half) peerPending() bool { return !h.fromClient && h.c.h[0].unreleased() }
 
 func (h *half) emitCollected() {
 	h.pk = h.pk[:0]
@@ -526,7 +629,7 @@ func (h *half) emitCollected() {
 	}
 	h.c.p.stats.Frames++
 	h.emit(&Frame{Flow: h.flow(), StreamOffset: h.fOff, Size: int(h.size), Data: h.buf, Truncated: !h.want,
-		Packets: h.pk, First: h.first, Last: h.last})
+		Packets: h.pk, First: h.first, Last: h.last, PeerPending: h.peerPending()})
 	h.resetFrame()
 	h.kickResponses(h.last)
 }
@@ -537,19 +640,21 @@ func (h *half) resyncFeed(data []byte, off int64, pkt int, ts time.Time) {
 	}
 	h.rbuf = append(h.rbuf, data...)
 	h.rmarks = append(h.rmarks, mark{off, pkt, ts})
-	if !h.fromClient && h.c.h[0].ncorr == 0 {
-		// No request to answer yet: keep the latest bytes, the client side
-		// may still find one (noteCorr scans again).
-		if len(h.rbuf) > maxPendingResponse {
-			h.dropPending(len(h.rbuf) - maxPendingResponse)
-		}
-		return
-	}
 	h.scan(ts, false)
 }
 
-// maxPendingResponse bounds the response bytes kept while no request is known.
-const maxPendingResponse = 64 << 10
+// minPartialHead is how much of a request candidate must have been captured
+// before a gap for its header to be judged: the size prefix, api key and
+// version, correlation ID and client_id's length.
+const minPartialHead = 14
+
+// maxChain bounds how far the frame chain of a response candidate is
+// followed (and so how many bytes wait for its verdict); maxChainFrames
+// complete frames in a row are proof enough.
+const (
+	maxChain       = 64 << 10
+	maxChainFrames = 4
+)
 
 // dropPending forgets the first i bytes of rbuf.
 func (h *half) dropPending(i int) {
@@ -577,6 +682,7 @@ func (h *half) scan(ts time.Time, final bool) {
 		}
 	}
 	b := h.rbuf
+	h.c.p.knownListed = false
 	i := 0
 	if d := h.scanFrom - h.rOff; d > 0 {
 		i = int(min(d, int64(len(b))))
@@ -592,10 +698,16 @@ func (h *half) scan(ts time.Time, final bool) {
 			}
 			need := 4 + int(min(n, HeadLen))
 			if len(b)-i < need {
-				if final {
+				if !final {
+					break
+				}
+				// A gap or the end follows: judge the header by what was
+				// captured, so that a request cut there still names its
+				// response (it becomes Incomplete with its head).
+				if len(b)-i < minPartialHead {
 					continue
 				}
-				break
+				need = len(b) - i
 			}
 			if cfg.PlausibleRequest != nil && !cfg.PlausibleRequest(b[i:i+need]) {
 				continue
@@ -607,9 +719,14 @@ func (h *half) scan(ts time.Time, final bool) {
 			if len(b)-i < 8 {
 				break
 			}
-			corr := int32(binary.BigEndian.Uint32(b[i+4:]))
-			if corrMask&(1<<(uint32(corr)&63)) == 0 || !h.c.h[0].hasCorr(corr) {
-				continue
+			if !h.knownResponse(b[i:], corrMask) {
+				ok, wait := h.chain(b, i, final, corrMask)
+				if wait {
+					break
+				}
+				if !ok {
+					continue
+				}
 			}
 		}
 		h.accept(i, ts)
@@ -621,6 +738,97 @@ func (h *half) scan(ts time.Time, final bool) {
 	if i > 0 {
 		h.dropPending(i)
 	}
+}
+
+// knownResponse reports whether f (at least 8 bytes) starts with the
+// correlation ID of a recent request.
+func (h *half) knownResponse(f []byte, corrMask uint64) bool {
+	corr := int32(binary.BigEndian.Uint32(f[4:]))
+	return corrMask&(1<<(uint32(corr)&63)) != 0 && h.c.h[0].hasCorr(corr)
+}
+
+// chain follows the size prefixes from b[i] and says whether they form a
+// chain of response frames that ends exactly where a response to a known
+// request starts, at the end of the captured bytes (final: a gap or the end
+// of the direction follows), or holds maxChainFrames frames. wait: more
+// bytes are needed for the verdict. A chain that would swallow the start of
+// a response to a known request is no chain: that start wins.
+func (h *half) chain(b []byte, i int, final bool, corrMask uint64) (ok, wait bool) {
+	j := i
+	for frames := 1; ; frames++ {
+		n := int64(int32(binary.BigEndian.Uint32(b[j:])))
+		if n < MinResponseSize || n > int64(h.cfg().MaxFrame) {
+			return false, false
+		}
+		next := int64(j) + 4 + n
+		if next-int64(i) > maxChain {
+			return false, false
+		}
+		if next > int64(len(b)) || next == int64(len(b)) && !final {
+			return false, !final
+		}
+		if h.swallowsKnown(b, i, int(next), corrMask) {
+			return false, false
+		}
+		if next == int64(len(b)) || frames >= maxChainFrames {
+			return true, false
+		}
+		j = int(next)
+		if len(b)-j < 8 {
+			return false, !final
+		}
+		if h.knownResponse(b[j:], corrMask) {
+			return true, false
+		}
+	}
+}
+
+// swallowsKnown reports whether b(i, end) holds the start of a response to
+// a known request whose own chain of size prefixes ends exactly at end: the
+// frame from i would swallow real frames. (A known correlation ID alone is
+// no evidence: small ones are common values inside bodies.) The positions
+// that could start such a response are listed once per scan, so that a
+// buffer full of candidates costs a pass over it, not one per candidate.
+//
+// The list lives in the Pipeline: it is only used between the start of a
+// scan and its verdict, during which nothing else scans.
+func (h *half) swallowsKnown(b []byte, i, end int, corrMask uint64) bool {
+	p := h.c.p
+	if !p.knownListed {
+		p.knownListed = true
+		p.known = p.known[:0]
+		for k := 0; len(b)-k >= 8; k++ {
+			if h.knownResponse(b[k:], corrMask) && h.sizeOK(int64(int32(binary.BigEndian.Uint32(b[k:])))) {
+				p.known = append(p.known, k)
+			}
+		}
+	}
+	first, _ := slices.BinarySearch(p.known, i+1)
+	for _, k := range p.known[first:] {
+		if k >= end {
+			break
+		}
+		if h.reaches(b, k, end) {
+			return true
+		}
+	}
+	return false
+}
+
+// reaches reports whether the size prefixes from b[j] lead exactly to end.
+func (h *half) reaches(b []byte, j, end int) bool {
+	for end-j >= 4 {
+		n := int64(int32(binary.BigEndian.Uint32(b[j:])))
+		if !h.sizeOK(n) {
+			return false
+		}
+		next := int64(j) + 4 + n
+		if next >= int64(end) {
+			return next == int64(end)
+		}
+		j = int(next)
+	}
+	return false
 }
 
 func (h *half) hasCorr(corr int32) bool {
@@ -658,6 +866,26 @@ func (h *half) accept(i int, ts time.Time) {
 	}
 }
 
+// keepEarly handles the bytes of the side that sent the SYN-ACK (so the
+// server: a response that looks like a request, as one with correlation id
+// 0 reads as a Produce v0 header, must not make it the client) before its
+// connection is found to be Kafka. They are kept, up to maxChain bytes from
+// the first, only when the client's first bytes are missing (its peer
+// acknowledged bytes the capture lacks): the answer to a lost first request
+// is then still reported once the next request shows the connection is
+// Kafka. Other connections on unknown ports keep nothing.
+func (h *half) keepEarly(data []byte, off int64, pkt int, ts time.Time) {
+	cl := &h.c.h[0]
+	if h.resyncing || (cl.ackOff <= cl.nextOff && len(cl.ooo) == 0) ||
+		off != int64(len(h.rbuf)) || len(h.rbuf)+len(data) > maxChain {
+		h.rbuf, h.rmarks = h.rbuf[:0], h.rmarks[:0]
+		return
+	}
+	h.rOff = 0
+	h.rbuf = append(h.rbuf, data...)
+	h.rmarks = append(h.rmarks, mark{off, pkt, ts})
+}
+
 // probe implements DetectPorts: a connection on unknown ports is followed
 // from the first segment that starts with a plausible request.
 func (h *half) probe(data []byte, off int64, pkt int, ts time.Time) {
@@ -685,7 +913,11 @@ func (h *half) probe(data []byte, off int64, pkt int, ts time.Time) {
 	c.decided = true
 	c.p.detectedServer(c, ts)
 	if srv.started && (srv.nextOff > 0 || !srv.synSeen) {
-		srv.startResync(srv.nextOff)
+		if srv.synSeen && !srv.resyncing && int64(len(srv.rbuf)) == srv.nextOff {
+			srv.accept(0, ts) // what keepEarly kept is whole: frame it
+		} else {
+			srv.startResync(srv.nextOff)
+		}
 	}
 	cl.resyncing, cl.framed = false, true
 	cl.resetFrame()

@@ -40,10 +40,9 @@ func TestReorderWaitUsesCaptureTime(t *testing.T) {
 	cfg.ReorderWait = 2 * time.Second
 	r := runAt(t, cfg, pkts)
 	wantLines(t, r,
-		"9: incomplete c1> off=0 have=20 want=55 gap",
 		"9: gap c1> off=20 len=20",
+		"9: incomplete c1> off=0 have=35 want=55 gap",
 		"9: frame c2> off=0 size=20 pk=[9]",
-		"10: unparseable c1> off=40 len=15",
 		"10: frame c1> off=55 size=20 pk=[10]",
 		"close: "+endC1,
 		"close: "+endLine(2, cli2, srv, false),
@@ -164,8 +163,8 @@ func TestFINCases(t *testing.T) {
 			return append(v.pkts, stamp(w.pkts[0], 5*time.Second)) // 7
 		},
 		want: []string{
-			"7: incomplete c1> off=0 have=30 want=55 gap",
 			"7: gap c1> off=30 len=25",
+			"7: incomplete c1> off=0 have=30 want=55 gap",
 			"7: " + endC1,
 			"close: " + endLine(2, cli2, srv, false),
 		},

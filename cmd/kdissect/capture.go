@@ -68,6 +68,7 @@ type captureOpts struct {
 	version   bool
 	user      string
 	drop      *dropTarget // who to become once the capture is open; nil: stay
+	guess     bool
 }
 
 // registerInput adds the flags of every command that reads a capture
@@ -191,6 +192,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	fs.StringVar(&o.apis, "api", "", "only these `APIS`: names or numbers, comma separated (CreateAcls,31)")
 	fs.BoolVar(&o.tui, "tui", false, "open the interactive hex explorer")
 	fs.BoolVar(&o.hexDump, "x", false, "add each message's byte layout to the tree output")
+	fs.BoolVar(&o.guess, "guess", false, "decode a response whose request was not captured as the first CreateAcls/DeleteAcls response definition (v0-3) that fits it exactly, marked inferred")
 	fs.BoolVar(&o.version, "version", false, "print kdissect's version and the VCS revision it was built from")
 	files, err := parseInterspersed(fs, captureUsage, args, stdout)
 	if err != nil {
@@ -232,6 +234,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	}
 	s := newSession(in.reg, sel, p, !o.asJSON)
 	s.limit = o.count
+	s.guess = o.guess
 	s.hold = o.iface == "" // a live capture prints each message at once
 	if o.iface != "" {
 		s.afterPrint = func() { bw.Flush() }

@@ -53,14 +53,23 @@ func (b *pcapBuilder) conn(cport, sport uint16) *tcpConn {
 }
 
 func (c *tcpConn) packet(fromClient, syn, fin bool, payload []byte) {
+	seq, ack := c.cseq, c.sseq
+	if !fromClient {
+		seq, ack = c.sseq, c.cseq
+	}
+	c.packetAt(fromClient, syn, fin, seq, ack, payload)
+}
+
+// packetAt writes a segment with the given sequence and acknowledgement
+// numbers, for captures that lost or reordered packets.
+func (c *tcpConn) packetAt(fromClient, syn, fin bool, seq, ack uint32, payload []byte) {
 	b := c.b
 	eth := &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, EthernetType: layers.EthernetTypeIPv4}
 	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: c.cip, DstIP: c.sip}
-	tcp := &layers.TCP{SrcPort: layers.TCPPort(c.cport), DstPort: layers.TCPPort(c.sport), Seq: c.cseq, Ack: c.sseq, ACK: !syn || !fromClient, SYN: syn, FIN: fin, PSH: len(payload) > 0, Window: 65535}
+	tcp := &layers.TCP{SrcPort: layers.TCPPort(c.cport), DstPort: layers.TCPPort(c.sport), Seq: seq, Ack: ack, ACK: !syn || !fromClient, SYN: syn, FIN: fin, PSH: len(payload) > 0, Window: 65535}
 	if !fromClient {
 		ip.SrcIP, ip.DstIP = c.sip, c.cip
 		tcp.SrcPort, tcp.DstPort = layers.TCPPort(c.sport), layers.TCPPort(c.cport)
-		tcp.Seq, tcp.Ack = c.sseq, c.cseq
 	}
 	tcp.SetNetworkLayerForChecksum(ip)
 	sb := gopacket.NewSerializeBuffer()

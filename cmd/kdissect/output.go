@@ -64,6 +64,8 @@ func appendHeading(b []byte, it *item, what string) []byte {
 	b = append(b, ' ')
 	b = append(b, dissect.Escape(what)...)
 	switch {
+	case it.inferred:
+		b = append(b, " (inferred)"...)
 	case it.dir == dissect.Response:
 		b = append(b, " (request #"...)
 		b = strconv.AppendInt(b, int64(it.peer), 10)
@@ -129,6 +131,7 @@ func appendEventText(b []byte, it *item) []byte {
 		b = append(b, " bytes ("...)
 		b = append(b, e.Reason...)
 		b = append(b, ')')
+		b = appendIncompleteHead(b, it)
 	case *reassembly.Retransmission:
 		b = appendFlowAt(b, e.Flow, e.StreamOffset)
 		b = append(b, "retransmission: "...)
@@ -144,6 +147,38 @@ func appendEventText(b []byte, it *item) []byte {
 		b = append(b, " (not a --port; its clients send Kafka request headers)"...)
 	}
 	return append(b, '\n')
+}
+
+// appendIncompleteHead names what the captured header of a cut frame says:
+// ", #5 CreateAcls v3 request corr=7 (response #6)".
+func appendIncompleteHead(b []byte, it *item) []byte {
+	if !it.hasHead {
+		return b
+	}
+	b = append(b, ", #"...)
+	b = strconv.AppendInt(b, int64(it.index), 10)
+	if it.hasAPI {
+		b = append(b, ' ')
+		b = append(b, dissect.APIName(it.key)...)
+		b = append(b, " v"...)
+		b = strconv.AppendInt(b, int64(it.ver), 10)
+	}
+	if it.flow.FromClient {
+		b = append(b, " request corr="...)
+	} else {
+		b = append(b, " response corr="...)
+	}
+	b = strconv.AppendInt(b, int64(it.corr), 10)
+	if it.peer > 0 {
+		if it.flow.FromClient {
+			b = append(b, " (response #"...)
+		} else {
+			b = append(b, " (request #"...)
+		}
+		b = strconv.AppendInt(b, int64(it.peer), 10)
+		b = append(b, ')')
+	}
+	return b
 }
 
 func appendFlowAt(b []byte, f reassembly.Flow, off int64) []byte {
@@ -195,6 +230,9 @@ func (p *jsonPrinter) message(it *item, m *dissect.Message) {
 		b = strconv.AppendInt(b, it.latency.Microseconds(), 10)
 	}
 	b = append(b, p.file...)
+	if it.inferred {
+		b = append(b, `,"inferred":true`...)
+	}
 	b = append(b, ',')
 	b = dissect.AppendJSONFields(b, m)
 	b = append(b, "}\n"...)
@@ -248,6 +286,26 @@ func (p *jsonPrinter) event(it *item) {
 		b = strconv.AppendInt(b, e.Want, 10)
 		b = append(b, `,"reason":`...)
 		b = dissect.AppendJSONString(b, e.Reason)
+		if it.hasHead {
+			b = append(b, `,"index":`...)
+			b = strconv.AppendInt(b, int64(it.index), 10)
+			if it.hasAPI {
+				b = append(b, `,"api_key":`...)
+				b = strconv.AppendInt(b, int64(it.key), 10)
+				b = append(b, `,"api_name":`...)
+				b = dissect.AppendJSONString(b, dissect.APIName(it.key))
+				b = append(b, `,"api_version":`...)
+				b = strconv.AppendInt(b, int64(it.ver), 10)
+			}
+			b = append(b, `,"correlation_id":`...)
+			b = strconv.AppendInt(b, int64(it.corr), 10)
+			b = append(b, `,"peer":`...)
+			if it.peer > 0 {
+				b = strconv.AppendInt(b, int64(it.peer), 10)
+			} else {
+				b = append(b, "null"...)
+			}
+		}
 	case *reassembly.PortDetected:
 		b = append(b, `port_detected","time":"`...)
 		b = e.Time.UTC().AppendFormat(b, time.RFC3339Nano)

@@ -34,6 +34,7 @@ type pending struct {
 	index    int
 	last     time.Time // the request's last byte
 	held     *item     // the request itself while it waits in the queue
+	cut      bool      // the request is an incomplete event, not a message
 }
 
 // item is one line of output in the making: a message (decoded when it is
@@ -53,8 +54,17 @@ type item struct {
 	waiting  bool // a request held until its response shows up
 	head     bool // frame holds only the head: the rest was not kept
 	event    reassembly.Event
-	corr     int32 // unmatched responses
+	corr     int32 // unmatched responses and incomplete frames
 	size     int
+	// An incomplete frame whose header was captured: hasHead, with key and
+	// ver known (hasAPI) for a request or a response matched to one.
+	hasHead, hasAPI bool
+	// awaiting: an unmatched response held while its connection's request
+	// direction still holds bytes its request may be in.
+	awaiting bool
+	inferred bool // --guess decoded an unmatched response
+	drop     bool // matched late to an API that is not shown
+	peerCut  bool // peer is an incomplete event, not a message
 }
 
 // printer writes items; session decides what and when.
@@ -69,24 +79,29 @@ type printer interface {
 // passes) so that its line can name the response: output order is still
 // the capture's order.
 type session struct {
-	reg        *dissect.Registry
-	dec        *dissect.Decoder // printers use each message before the next is decoded
-	sel        selector
-	p          printer
-	text       bool // a person reads the output: retransmissions are noise there
-	hold       bool
-	limit      int
-	printed    int
-	index      int
-	malformed  bool
-	now        time.Time
-	conns      map[uint64]map[int32]*pending
+	reg       *dissect.Registry
+	dec       *dissect.Decoder // printers use each message before the next is decoded
+	sel       selector
+	p         printer
+	text      bool // a person reads the output: retransmissions are noise there
+	hold      bool
+	limit     int
+	printed   int
+	index     int
+	malformed bool
+	now       time.Time
+	conns     map[uint64]map[int32]*pending
+	// awaiting holds, per connection and correlation id, responses that
+	// wait for their request (item.awaiting).
+	awaiting   map[uint64]map[int32]*item
 	queue      []*item
 	afterPrint func()
+	guess      bool // --guess: try the ACL response definitions on unmatched responses
 }
 
 func newSession(reg *dissect.Registry, sel selector, p printer, text bool) *session {
-	return &session{reg: reg, dec: reg.NewDecoder(), sel: sel, p: p, text: text, conns: map[uint64]map[int32]*pending{}}
+	return &session{reg: reg, dec: reg.NewDecoder(), sel: sel, p: p, text: text,
+		conns: map[uint64]map[int32]*pending{}, awaiting: map[uint64]map[int32]*item{}}
 }
 
 func (s *session) stopped() bool { return s.limit > 0 && s.printed >= s.limit }
@@ -105,7 +120,12 @@ func (s *session) wantBody(f reassembly.Flow, head []byte) bool {
 		return s.sel.wants(key) && s.reg.HasDefinition(key, true)
 	}
 	p := s.conns[f.ConnID][int32(binary.BigEndian.Uint32(head))]
-	return p != nil && s.sel.wants(p.key) && s.reg.HasDefinition(p.key, false)
+	if p == nil {
+		// Its request may still come out (Frame.PeerPending), or --guess
+		// may decode it: keep it whole.
+		return true
+	}
+	return s.sel.wants(p.key) && s.reg.HasDefinition(p.key, false)
 }
 
 func (s *session) event(e reassembly.Event) {
@@ -124,6 +144,10 @@ func (s *session) event(e reassembly.Event) {
 			}
 		}
 		delete(s.conns, e.ConnID)
+		for _, it := range s.awaiting[e.ConnID] {
+			it.waiting, it.awaiting = false, false
+		}
+		delete(s.awaiting, e.ConnID)
 	case *reassembly.Retransmission:
 		if !s.text {
 			s.enqueue(&item{event: e, time: e.Time})
@@ -138,7 +162,7 @@ func (s *session) event(e reassembly.Event) {
 	case *reassembly.Gap:
 		s.enqueue(&item{event: e, time: e.Time})
 	case *reassembly.Incomplete:
-		s.enqueue(&item{event: e, time: e.Time})
+		s.incomplete(e)
 	case *reassembly.BufferLimit:
 		s.enqueue(&item{event: e, time: e.Time})
 	case *reassembly.PortDetected:
@@ -163,27 +187,72 @@ func (s *session) newItem(f *reassembly.Frame) *item {
 func (s *session) request(f *reassembly.Frame) {
 	it := s.newItem(f)
 	h, ok := dissect.PeekRequest(f.Data)
-	if ok {
-		conn := s.conns[f.ConnID]
-		if conn == nil {
-			conn = map[int32]*pending{}
-			s.conns[f.ConnID] = conn
-		}
-		if len(conn) >= maxPendingPerConn {
-			// A client that never reads its responses (or acks=0 producers)
-			// must not grow this without bound; forget the oldest.
-			s.evictOldest(conn)
-		}
-		p := &pending{key: h.APIKey, ver: h.APIVersion, index: it.index, last: f.Last}
-		conn[h.CorrelationID] = p
-		if !s.sel.wants(h.APIKey) {
-			return
-		}
-		it.waiting = s.hold
-		p.held = it
+	if ok && !s.expect(f.ConnID, h, it, f.Last) {
+		return
 	}
 	it.dir, it.key, it.ver = dissect.Request, h.APIKey, h.APIVersion
 	it.frame = append([]byte(nil), f.Data...)
+	s.enqueue(it)
+}
+
+// expect records that the request it (a frame or an incomplete one) with
+// header h awaits its response, or gives it the response that was waiting
+// for it. It reports whether it is to be shown.
+func (s *session) expect(connID uint64, h dissect.RequestHead, it *item, last time.Time) bool {
+	if r := s.awaiting[connID][h.CorrelationID]; r != nil {
+		delete(s.awaiting[connID], h.CorrelationID)
+		r.awaiting, r.waiting, r.event = false, false, nil
+		r.dir, r.key, r.ver, r.peer = dissect.Response, h.APIKey, h.APIVersion, it.index
+		r.latency, r.hasLat = max(r.time.Sub(last), 0), true
+		_, r.peerCut = it.event.(*reassembly.Incomplete)
+		r.drop = !s.sel.wants(h.APIKey)
+		it.peer = r.index
+		return s.sel.wants(h.APIKey)
+	}
+	conn := s.conns[connID]
+	if conn == nil {
+		conn = map[int32]*pending{}
+		s.conns[connID] = conn
+	}
+	if len(conn) >= maxPendingPerConn {
+		// A client that never reads its responses (or acks=0 producers)
+		// must not grow this without bound; forget the oldest.
+		s.evictOldest(conn)
+	}
+	_, cut := it.event.(*reassembly.Incomplete)
+	p := &pending{key: h.APIKey, ver: h.APIVersion, index: it.index, last: last, cut: cut}
+	conn[h.CorrelationID] = p
+	if !s.sel.wants(h.APIKey) {
+		return false
+	}
+	it.waiting = s.hold
+	p.held = it
+	return true
+}
+
+// incomplete handles a frame cut short. When its header was captured it is
+// a message that was seen in part: it gets an index, and a request still
+// names its response (and the response it) like a complete one.
+func (s *session) incomplete(e *reassembly.Incomplete) {
+	it := &item{event: e, time: e.Time, flow: e.Flow, offset: e.StreamOffset}
+	if e.FromClient {
+		if h, ok := dissect.PeekRequest(e.Head); ok {
+			s.index++
+			it.index, it.hasHead, it.hasAPI = s.index, true, true
+			it.key, it.ver, it.corr = h.APIKey, h.APIVersion, h.CorrelationID
+			s.expect(e.ConnID, h, it, e.Time)
+		}
+	} else if corr, ok := dissect.PeekCorrelationID(e.Head); ok {
+		s.index++
+		it.index, it.hasHead, it.corr = s.index, true, corr
+		if p := s.conns[e.ConnID][corr]; p != nil {
+			delete(s.conns[e.ConnID], corr)
+			it.hasAPI, it.key, it.ver, it.peer = true, p.key, p.ver, p.index
+			if p.held != nil {
+				p.held.peer, p.held.waiting = it.index, false
+			}
+		}
+	}
 	s.enqueue(it)
 }
 
@@ -209,6 +278,17 @@ func (s *session) response(f *reassembly.Frame) {
 	p := s.conns[f.ConnID][corr]
 	if p == nil {
 		it.event, it.corr = unmatched{}, corr
+		it.frame = append([]byte(nil), f.Data...)
+		if f.PeerPending && s.hold && s.awaiting[f.ConnID][corr] == nil {
+			// Its request may be in the bytes the other direction still
+			// holds: wait for them (as long as a request waits for its
+			// response) before calling it unmatched.
+			it.awaiting, it.waiting = true, true
+			if s.awaiting[f.ConnID] == nil {
+				s.awaiting[f.ConnID] = map[int32]*item{}
+			}
+			s.awaiting[f.ConnID][corr] = it
+		}
 		s.enqueue(it)
 		return
 	}
@@ -221,7 +301,7 @@ func (s *session) response(f *reassembly.Frame) {
 		return
 	}
 	it.dir, it.key, it.ver = dissect.Response, p.key, p.ver
-	it.peer = p.index
+	it.peer, it.peerCut = p.index, p.cut
 	it.latency, it.hasLat = f.First.Sub(p.last), true
 	it.frame = append([]byte(nil), f.Data...)
 	s.enqueue(it)
@@ -260,11 +340,22 @@ func (s *session) flushAll() {
 }
 
 func (s *session) print(it *item) {
-	if s.stopped() {
+	if it.awaiting {
+		// Printed unmatched: a request that comes later is not its own.
+		it.awaiting = false
+		delete(s.awaiting[it.flow.ConnID], it.corr)
+		if len(s.awaiting[it.flow.ConnID]) == 0 {
+			delete(s.awaiting, it.flow.ConnID)
+		}
+	}
+	if s.stopped() || it.drop {
 		return
 	}
 	if it.event != nil {
 		s.p.event(it)
+		if _, ok := it.event.(unmatched); ok && s.guess && !it.head {
+			s.printGuess(it)
+		}
 	} else {
 		var m *dissect.Message
 		switch {
@@ -285,5 +376,33 @@ func (s *session) print(it *item) {
 	}
 	if s.afterPrint != nil {
 		s.afterPrint()
+	}
+}
+
+// guesses are the definitions --guess tries on a response without its
+// request, in this order; the first whose decode consumes the frame
+// exactly, without a problem, is shown. Newer versions come first: where
+// two versions share a layout (CreateAcls v0/v1 and v2/v3, DeleteAcls v2/v3)
+// the bytes cannot tell them apart, and current clients send the newest.
+var guesses = [...][2]int16{{30, 3}, {30, 2}, {30, 1}, {30, 0}, {31, 3}, {31, 2}, {31, 1}, {31, 0}}
+
+// printGuess shows an unmatched response decoded as the first ACL response
+// definition that fits it, marked inferred. The event line before it says
+// that the request was not captured.
+func (s *session) printGuess(it *item) {
+	for _, g := range guesses {
+		if !s.sel.wants(g[0]) {
+			continue
+		}
+		m := s.dec.Response(it.frame, g[0], g[1])
+		if len(m.Problems) > 0 {
+			continue
+		}
+		guessed := *it
+		guessed.event, guessed.inferred = nil, true
+		guessed.dir, guessed.key, guessed.ver = dissect.Response, g[0], g[1]
+		s.p.message(&guessed, m)
+		s.printed++
+		return
 	}
 }

@@ -102,7 +102,7 @@ func (p *tuiPrinter) message(it *item, m *dissect.Message) {
 	}
 	e := entryOf(m)
 	e.Index, e.Time, e.Src, e.Dst, e.Peer = it.index, it.time, it.flow.Src.String(), it.flow.Dst.String(), it.peer
-	if e.Peer == 0 {
+	if e.Peer == 0 || it.peerCut { // the explorer lists messages only
 		e.Peer = -1
 	}
 	p.entries <- e
