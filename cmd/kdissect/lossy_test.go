@@ -395,7 +395,7 @@ func jsonLines(t *testing.T, wantCode int, args ...string) []string {
 		delete(m, "tree")
 		delete(m, "time")
 		delete(m, "summary")
-		delete(m, "file") // the temporary file's path
+		delete(m, "file")       // the temporary file's path
 		b, _ := json.Marshal(m) // keys sorted
 		lines = append(lines, string(b))
 	}
