@@ -1,5 +1,7 @@
 package dissect
 
+import "strings"
+
 // api is what kdissect knows about one API key without a full definition:
 // its name, the newest version known, and the first flexible version
 // (-1: never flexible). That is enough to decode the header of any frame.
@@ -122,7 +124,7 @@ func APIName(key int16) string {
 // APIKeyByName finds an API key by its name, ignoring case.
 func APIKeyByName(name string) (int16, bool) {
 	for k, a := range apis {
-		if equalFold(a.name, name) {
+		if strings.EqualFold(a.name, name) {
 			return int16(k), true
 		}
 	}
@@ -169,23 +171,4 @@ func responseHeaderVersion(key int16, flexible bool) int16 {
 		return 1
 	}
 	return 0
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }

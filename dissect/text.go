@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"encoding/hex"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -116,7 +117,7 @@ func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
 			case i < end && mask != nil && mask[i]:
 				dst = append(dst, "** "...)
 			case i < end:
-				dst = append(dst, hexDigits[raw[i]>>4], hexDigits[raw[i]&15], ' ')
+				dst = append(hex.AppendEncode(dst, raw[i:i+1]), ' ')
 			default:
 				dst = append(dst, "   "...)
 			}
@@ -187,7 +188,7 @@ func appendEscape(dst []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			dst = append(dst, '\\', 'x', hexDigits[s[i]>>4], hexDigits[s[i]&15])
+			dst = hex.AppendEncode(append(dst, `\x`...), []byte{s[i]})
 		case r < 0x80 && s[i] >= 0x20 && s[i] < 0x7f:
 			dst = append(dst, s[i])
 		case r >= 0x80 && strconv.IsPrint(r):
