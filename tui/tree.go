@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/kdissect/kdissect/dissect"
@@ -268,32 +267,9 @@ func (t *treeModel) scroll(d, height int) {
 	t.offset = clamp(t.offset+d, 0, max(len(t.rows)-height, 0))
 }
 
-// label is the reference's text for a node without its doc:
+// label is a node's line in the tree, dissect's head without the doc:
 // NAME TYPE = VALUE [0xOFFSET, SIZEB], escaped for the terminal.
-func label(n *dissect.Node) string {
-	var b strings.Builder
-	b.WriteString(clean(n.Name))
-	if n.Type != "" {
-		b.WriteByte(' ')
-		b.WriteString(clean(n.Type))
-	}
-	if n.HasValue() {
-		b.WriteString(" = ")
-		b.WriteString(clean(n.Display()))
-	}
-	b.WriteByte(' ')
-	b.WriteString(span(n.Offset, n.Size))
-	return b.String()
-}
-
-// span is "[0xOFFSET, SIZEB]" with at least four hex digits.
-func span(off, size int) string {
-	h := strconv.FormatInt(int64(off), 16)
-	if len(h) < 4 {
-		h = strings.Repeat("0", 4-len(h)) + h
-	}
-	return "[0x" + h + ", " + strconv.Itoa(size) + "B]"
-}
+func label(n *dissect.Node) string { return string(dissect.AppendHead(nil, n)) }
 
 // marker is the expand/collapse triangle of a row, "" for a leaf.
 func (t *treeModel) marker(r *treeRow) string {
