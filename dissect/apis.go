@@ -139,9 +139,9 @@ func MaxVersion(key int16) int16 {
 	return -1
 }
 
-// IsFlexible reports whether version v of key uses Kafka's flexible
-// encoding (compact lengths, tagged fields). Definitions loaded at run
-// time take precedence over the built-in table.
+// isFlexibleBuiltin reports whether version v of key uses Kafka's flexible
+// encoding (compact lengths, tagged fields) by the built-in table alone;
+// Registry.isFlexible lets definitions loaded at run time take precedence.
 func isFlexibleBuiltin(key, v int16) bool {
 	if key < 0 || int(key) >= len(apis) {
 		return false
@@ -150,7 +150,7 @@ func isFlexibleBuiltin(key, v int16) bool {
 	return f >= 0 && v >= f
 }
 
-// RequestHeaderVersion is the request header version a request of key at
+// requestHeaderVersion is the request header version a request of key at
 // version v carries: 2 when flexible, 1 otherwise; ControlledShutdown v0 is
 // the one API that used header v0 (no client id).
 func requestHeaderVersion(key, v int16, flexible bool) int16 {
@@ -163,7 +163,7 @@ func requestHeaderVersion(key, v int16, flexible bool) int16 {
 	return 1
 }
 
-// ResponseHeaderVersion is 1 for flexible versions and 0 otherwise, except
+// responseHeaderVersion is 1 for flexible versions and 0 otherwise, except
 // that ApiVersions responses always use header v0: a client must be able
 // to read them before it knows which versions the broker speaks.
 func responseHeaderVersion(key int16, flexible bool) int16 {

@@ -20,7 +20,7 @@ type treeRow struct {
 // (Wireshark and termshark behave the same way); so does the selection.
 type treeModel struct {
 	root     *dissect.Node
-	expanded map[string]bool // overrides of the default (defaultExpanded)
+	expanded map[string]bool // overrides of the default (isExpanded: nodes of up to maxAutoExpand children)
 	rows     []treeRow
 	cursor   int
 	offset   int
@@ -164,7 +164,7 @@ func (t *treeModel) selectPath(path []*dissect.Node) {
 	}
 }
 
-// pathTo is the path (root first) to the selected node.
+// path is the path (root first) to the selected node.
 func (t *treeModel) path() []*dissect.Node {
 	var out []*dissect.Node
 	for r := t.cursor; r >= 0 && r < len(t.rows); r = t.rows[r].parent {
