@@ -8,22 +8,34 @@ import (
 
 // The headers are defined like any message, with the two oddities Kafka's
 // RequestHeader.json has: client_id arrived in v1 and is never compact.
+// Nothing in them is tagged, and only client_id may be null: the zero
+// Versions would say v0.
 var (
 	requestHeaderFields = []*Field{
-		{Name: "request_api_key", Type: "int16", kind: kInt16, Versions: Versions{0, math.MaxInt16}, Tag: -1, enum: apiEnum,
+		{Name: "request_api_key", Type: "int16", kind: kInt16, Versions: Versions{0, math.MaxInt16},
+			Nullable: noVersions, Tagged: noVersions, Tag: -1, enum: apiEnum,
 			About: "numeric id of the API being invoked"},
-		{Name: "request_api_version", Type: "int16", kind: kInt16, Versions: Versions{0, math.MaxInt16}, Tag: -1,
+		{Name: "request_api_version", Type: "int16", kind: kInt16, Versions: Versions{0, math.MaxInt16},
+			Nullable: noVersions, Tagged: noVersions, Tag: -1,
 			About: "version of the API being invoked"},
-		{Name: "correlation_id", Type: "int32", kind: kInt32, Versions: Versions{0, math.MaxInt16}, Tag: -1,
+		{Name: "correlation_id", Type: "int32", kind: kInt32, Versions: Versions{0, math.MaxInt16},
+			Nullable: noVersions, Tagged: noVersions, Tag: -1,
 			About: "echoed back by the broker in the response"},
 		{Name: "client_id", Type: "string", kind: kString, Versions: Versions{1, math.MaxInt16}, Nullable: Versions{1, math.MaxInt16},
-			Tag: -1, flexible: &noVersions, label: "nullable_string",
+			Tagged: noVersions, Tag: -1, flexible: &noVersions, label: "nullable_string",
 			About: "always a non-flexible int16-prefixed string"},
 	}
 	responseHeaderFields = []*Field{
-		{Name: "correlation_id", Type: "int32", kind: kInt32, Versions: Versions{0, math.MaxInt16}, Tag: -1,
+		{Name: "correlation_id", Type: "int32", kind: kInt32, Versions: Versions{0, math.MaxInt16},
+			Nullable: noVersions, Tagged: noVersions, Tag: -1,
 			About: "matches the correlation_id of the request"},
 	}
+)
+
+// The first flexible version of each header: its tagged-field section.
+const (
+	requestHeaderFlexFrom  = 2
+	responseHeaderFlexFrom = 1
 )
 
 const (
@@ -97,7 +109,7 @@ func (d *decoder) requestHeader(r *Registry, m *Message) (keyKnown bool) {
 	flex := r.isFlexible(m.APIKey, m.APIVersion)
 	hv := requestHeaderVersion(m.APIKey, m.APIVersion, flex)
 	hn.Type = versioned(&headerTypes, "v", hv)
-	d.v, d.flex = hv, hv >= 2
+	d.v, d.flex = hv, hv >= requestHeaderFlexFrom
 	d.fields(requestHeaderFields[2:], docTaggedHead)
 	if c := d.openChild(mark, "correlation_id"); c != nil && c.HasValue() {
 		m.CorrelationID = int32(c.Int)
@@ -174,7 +186,7 @@ func (d *decoder) response(r *Registry, key, ver int16) *Message {
 	if !d.failed {
 		d.v, d.flex = ver, r.isFlexible(key, ver)
 		hv := responseHeaderVersion(key, d.flex)
-		hn := d.header("ResponseHeader", "common response header", hv, responseHeaderFields, 1)
+		hn := d.header("ResponseHeader", "common response header", hv, responseHeaderFields, responseHeaderFlexFrom)
 		if c := hn.Child("correlation_id"); c != nil && c.HasValue() {
 			m.CorrelationID = int32(c.Int)
 		}
