@@ -1,8 +1,8 @@
 package dissect
 
-// Node storage for one walk: nodes come from slabs handed out in chunks, so
-// that a pointer to a node stays valid while the tree grows, and a reused
-// decoder keeps its largest chunks for the next frame.
+// The decoder's state and its node storage: nodes come from slabs handed
+// out in chunks, so that a pointer to a node stays valid while the tree
+// grows, and a reused decoder keeps its largest chunks for the next frame.
 
 // decoder walks one frame. Its first failure is sticky: the walk stops
 // there, every open node is closed at the bytes it consumed, and the

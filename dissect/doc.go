@@ -13,7 +13,8 @@
 //     and the tagged-field section of flexible versions;
 //   - wire.go reads the wire primitives: fixed-width values, varints and
 //     length prefixes, each checked against the bytes left;
-//   - arena.go hands out the tree's nodes from reusable slabs.
+//   - arena.go holds the decoder's state and hands out the tree's nodes
+//     from reusable slabs.
 //
 // Malformed input never panics and never allocates from a length read off
 // the wire; the walk stops at the first structural problem and keeps the

@@ -11,12 +11,14 @@ import (
 // length prefixes of strings, bytes and arrays, each checked against the
 // bytes left before it is used.
 
+// problem records a lesser problem with n at off; the walk goes on.
 func (d *decoder) problem(n *Node, off int, msg string) {
 	p := Problem{Offset: off, Message: msg}
 	n.Problems = append(n.Problems, p)
 	d.probs = append(d.probs, p)
 }
 
+// fail records a structural problem: the walk stops there.
 func (d *decoder) fail(n *Node, off int, msg string) {
 	d.problem(n, off, msg)
 	d.failed = true
