@@ -1,5 +1,7 @@
 package dissect
 
+import "strings"
+
 // api is what kdissect knows about one API key without a full definition:
 // its name, the newest version known, and the first flexible version
 // (-1: never flexible). That is enough to decode the header of any frame.
@@ -122,7 +124,7 @@ func APIName(key int16) string {
 // APIKeyByName finds an API key by its name, ignoring case.
 func APIKeyByName(name string) (int16, bool) {
 	for k, a := range apis {
-		if equalFold(a.name, name) {
+		if strings.EqualFold(a.name, name) {
 			return int16(k), true
 		}
 	}
@@ -137,9 +139,9 @@ func MaxVersion(key int16) int16 {
 	return -1
 }
 
-// IsFlexible reports whether version v of key uses Kafka's flexible
-// encoding (compact lengths, tagged fields). Definitions loaded at run
-// time take precedence over the built-in table.
+// isFlexibleBuiltin reports whether version v of key uses Kafka's flexible
+// encoding (compact lengths, tagged fields) by the built-in table alone;
+// Registry.isFlexible lets definitions loaded at run time take precedence.
 func isFlexibleBuiltin(key, v int16) bool {
 	if key < 0 || int(key) >= len(apis) {
 		return false
@@ -148,7 +150,7 @@ func isFlexibleBuiltin(key, v int16) bool {
 	return f >= 0 && v >= f
 }
 
-// RequestHeaderVersion is the request header version a request of key at
+// requestHeaderVersion is the request header version a request of key at
 // version v carries: 2 when flexible, 1 otherwise; ControlledShutdown v0 is
 // the one API that used header v0 (no client id).
 func requestHeaderVersion(key, v int16, flexible bool) int16 {
@@ -161,7 +163,7 @@ func requestHeaderVersion(key, v int16, flexible bool) int16 {
 	return 1
 }
 
-// ResponseHeaderVersion is 1 for flexible versions and 0 otherwise, except
+// responseHeaderVersion is 1 for flexible versions and 0 otherwise, except
 // that ApiVersions responses always use header v0: a client must be able
 // to read them before it knows which versions the broker speaks.
 func responseHeaderVersion(key int16, flexible bool) int16 {
@@ -169,23 +171,4 @@ func responseHeaderVersion(key int16, flexible bool) int16 {
 		return 1
 	}
 	return 0
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"bytes"
+	"encoding/hex"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -118,9 +119,7 @@ func appendValueJSON(dst []byte, n *Node) []byte {
 	case KindBytes:
 		if !n.Null && n.Bytes != nil {
 			dst = append(dst, '"')
-			for _, c := range n.Bytes {
-				dst = append(dst, hexDigits[c>>4], hexDigits[c&15])
-			}
+			dst = hex.AppendEncode(dst, n.Bytes)
 			return append(dst, '"')
 		}
 	case KindArray:
@@ -155,7 +154,7 @@ func AppendJSONString(dst []byte, s string) []byte {
 			case '\t':
 				dst = append(dst, '\\', 't')
 			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+				dst = hex.AppendEncode(append(dst, `\u00`...), []byte{c})
 			}
 			i++
 			start = i
@@ -171,8 +170,11 @@ func AppendJSONString(dst []byte, s string) []byte {
 		}
 		if r == '\u2028' || r == '\u2029' {
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\u202`...)
-			dst = append(dst, hexDigits[r&15])
+			if r == '\u2028' {
+				dst = append(dst, `\u2028`...)
+			} else {
+				dst = append(dst, `\u2029`...)
+			}
 			i += size
 			start = i
 			continue

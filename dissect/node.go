@@ -1,10 +1,9 @@
-// Package dissect turns the bytes of one Kafka frame into an annotated field
-// tree. It does no I/O: bytes in, tree out. Messages are described by
-// definitions in Kafka's own JSON message format and walked by one
-// interpreter (see schema.go and decode.go).
 package dissect
 
-import "strconv"
+import (
+	"encoding/hex"
+	"strconv"
+)
 
 // Category says what kind of region a node covers; it drives the colour
 // legend of the byte layout (the reference's legend).
@@ -188,7 +187,7 @@ func (n *Node) AppendDisplay(b []byte) []byte {
 		default:
 			const max = 32
 			b = append(b, "0x"...)
-			b = appendHex(b, n.Bytes[:min(len(n.Bytes), max)])
+			b = hex.AppendEncode(b, n.Bytes[:min(len(n.Bytes), max)])
 			if len(n.Bytes) > max {
 				b = append(b, "… ("...)
 				b = strconv.AppendInt(b, int64(len(n.Bytes)), 10)
@@ -287,13 +286,4 @@ func (n *Node) walk(fn func(*Node, int), d int) {
 	}
 }
 
-const hexDigits = "0123456789abcdef"
-
-func hexString(b []byte) string { return string(appendHex(make([]byte, 0, 2*len(b)), b)) }
-
-func appendHex(dst, b []byte) []byte {
-	for _, c := range b {
-		dst = append(dst, hexDigits[c>>4], hexDigits[c&15])
-	}
-	return dst
-}
+func hexString(b []byte) string { return hex.EncodeToString(b) }

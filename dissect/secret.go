@@ -22,7 +22,7 @@ type redaction uint8
 const (
 	redactNone redaction = iota
 	// redactSecret: the node's value is a secret; its value bytes (the
-	// last valueLen bytes of the node) are masked in byte layouts.
+	// last secretLen bytes of the node) are masked in byte layouts.
 	redactSecret
 	// redactHolds: the value contains a secret that a descendant marks;
 	// the value is not shown, and its bytes are masked where that

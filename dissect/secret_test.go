@@ -98,15 +98,16 @@ func captureFrames(t *testing.T, name string, brokerPort int) []capFrame {
 	return out
 }
 
-// decodedConn decodes a capture's frames connection by connection as a
-// capture would: responses with their request's API and version, SASL
-// with the mechanism the identity tracker learnt from the handshake.
+// decodedMsg is one frame decodeCapture decoded, with its connection's port.
 type decodedMsg struct {
 	port  int
 	m     *Message
 	frame []byte
 }
 
+// decodeCapture decodes a capture's frames connection by connection as a
+// capture would: responses with their request's API and version, SASL
+// with the mechanism the identity tracker learnt from the handshake.
 // closed says the connections ended with a FIN or RST.
 func decodeCapture(t *testing.T, frames []capFrame, o Options, trackMech, closed bool) (msgs []decodedMsg, ids map[int]Identity) {
 	type pend struct{ key, ver int16 }

@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"encoding/hex"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -52,8 +53,21 @@ func appendProblem(dst []byte, p Problem) []byte {
 	return appendEscape(dst, p.Message) // messages name fields of loaded definitions
 }
 
-// AppendLabel renders one node's line without tree drawing.
+// AppendLabel renders one node's line without tree drawing: its head and
+// its doc.
 func AppendLabel(dst []byte, n *Node) []byte {
+	dst = AppendHead(dst, n)
+	if n.Doc != "" {
+		dst = append(dst, ' ')
+		dst = appendEscape(dst, n.Doc)
+	}
+	return dst
+}
+
+// AppendHead renders the part of a node's line that identifies it,
+// `NAME TYPE = VALUE [0xOFFSET, SIZEB]`, wire text escaped: AppendLabel
+// without the doc, as the explorer's tree shows it.
+func AppendHead(dst []byte, n *Node) []byte {
 	dst = appendEscape(dst, n.Name)
 	if n.Type != "" {
 		dst = append(dst, ' ')
@@ -63,16 +77,18 @@ func AppendLabel(dst []byte, n *Node) []byte {
 		dst = append(dst, " = "...)
 		dst = n.AppendDisplay(dst)
 	}
-	dst = append(dst, " ["...)
-	dst = appendHexOffset(dst, n.Offset)
+	dst = append(dst, ' ')
+	return AppendSpan(dst, n.Offset, n.Size)
+}
+
+// AppendSpan renders a node's place, `[0xOFFSET, SIZEB]`, the offset in at
+// least four hex digits.
+func AppendSpan(dst []byte, off, size int) []byte {
+	dst = append(dst, '[')
+	dst = appendHexOffset(dst, off)
 	dst = append(dst, ", "...)
-	dst = strconv.AppendInt(dst, int64(n.Size), 10)
-	dst = append(dst, "B]"...)
-	if n.Doc != "" {
-		dst = append(dst, ' ')
-		dst = appendEscape(dst, n.Doc)
-	}
-	return dst
+	dst = strconv.AppendInt(dst, int64(size), 10)
+	return append(dst, "B]"...)
 }
 
 // appendHexOffset writes 0x and at least four hex digits.
@@ -116,7 +132,7 @@ func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
 			case i < end && mask != nil && mask[i]:
 				dst = append(dst, "** "...)
 			case i < end:
-				dst = append(dst, hexDigits[raw[i]>>4], hexDigits[raw[i]&15], ' ')
+				dst = append(hex.AppendEncode(dst, raw[i:i+1]), ' ')
 			default:
 				dst = append(dst, "   "...)
 			}
@@ -153,8 +169,8 @@ func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
 }
 
 // Quote renders wire text as a double-quoted string a terminal can show
-// safely: control characters, escape sequences, bidi overrides and invalid
-// UTF-8 come out as Go escapes.
+// safely: control characters, escape sequences, bidi overrides, invisible
+// format characters and invalid UTF-8 come out as Go escapes.
 func Quote(s string) string {
 	if safeASCII(s) && !strings.ContainsAny(s, `"\`) {
 		return `"` + s + `"`
@@ -171,7 +187,13 @@ func appendQuote(dst []byte, s string) []byte {
 	return strconv.AppendQuote(dst, s)
 }
 
-// Escape is Quote without the quotes, for names and summaries.
+// Escape is the one policy for showing wire text on a terminal, used by
+// every rendering of this package and by the explorer: printable ASCII and
+// printable Unicode (strconv.IsPrint) pass, invalid UTF-8 becomes \xNN and
+// everything else, C0 and C1 controls, DEL, bidi overrides and invisible
+// format characters included, becomes its Go escape (\n, \x1b, \u202e).
+// It is Quote without the quotes and leaves its own output unchanged, so
+// text escaped once may be escaped again.
 func Escape(s string) string {
 	if safeASCII(s) {
 		return s
@@ -187,7 +209,7 @@ func appendEscape(dst []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			dst = append(dst, '\\', 'x', hexDigits[s[i]>>4], hexDigits[s[i]&15])
+			dst = hex.AppendEncode(append(dst, `\x`...), []byte{s[i]})
 		case r < 0x80 && s[i] >= 0x20 && s[i] < 0x7f:
 			dst = append(dst, s[i])
 		case r >= 0x80 && strconv.IsPrint(r):

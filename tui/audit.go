@@ -91,7 +91,7 @@ func (m *Model) auditLines() []string {
 		audit.WriteTable(&b, a.rows, m.width-1, false)
 		a.lines = strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 		for i, l := range a.lines {
-			a.lines[i] = clean(l) // already escaped; clean is the explorer's own guard
+			a.lines[i] = dissect.Escape(l) // already escaped; escaping again is the explorer's own guard and leaves escaped text as it is
 		}
 		a.width = m.width
 	}

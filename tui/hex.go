@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/hex"
 	"strconv"
 	"strings"
 
@@ -195,9 +196,7 @@ func (h *hexModel) style(st *Styles, k, mlo, mhi int, showCursor bool) lipgloss.
 	}
 }
 
-func hexByte(c byte) string { return string([]byte{hexDigits[c>>4], hexDigits[c&15]}) }
-
-const hexDigits = "0123456789abcdef"
+func hexByte(c byte) string { return hex.EncodeToString([]byte{c}) }
 
 func printable(c byte) byte {
 	if c >= 0x20 && c < 0x7f {

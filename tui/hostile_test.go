@@ -44,7 +44,8 @@ func TestHostileTextNeverReachesTheScreen(t *testing.T) {
 		}
 		m = send(m, join(keys("f", "ctrl+u"), keys("enter"))...)
 		screens = append(screens, m.View())
-		if !strings.Contains(m.View(), `ERR\x1b]0;pwned\x07`) {
+		// The column is cut to the width left, so only the error's head shows.
+		if !strings.Contains(m.View(), `ERR\x1b]0;pwne`) {
 			t.Errorf("profile %v: the Kafka error is not shown escaped:\n%s", p, m.View())
 		}
 		m = send(m, keys("?")...)
@@ -61,7 +62,7 @@ func TestHostileTextNeverReachesTheScreen(t *testing.T) {
 			if p == termenv.Ascii && strings.Contains(s, "\x1b") {
 				t.Errorf("plain screen %d contains ESC", i)
 			}
-			if !strings.Contains(s, `\x1b]0;pwned\x07`) {
+			if !strings.Contains(s, `\x1b]0;pwned\a`) { // dissect.Escape: BEL is \a, as in the text output
 				t.Errorf("profile %v screen %d: the escaped text is not shown", p, i)
 			}
 		}

@@ -166,7 +166,7 @@ func (l *listModel) match(e *Entry) bool {
 // API, correlation id, Kafka error and summary, as displayed.
 func searchText(e *Entry) string {
 	return strings.ToLower(strconv.Itoa(e.Index) + " " + connText(e) + " " + dirText(e.Direction) + " " +
-		apiText(e) + " " + strconv.Itoa(int(e.CorrelationID)) + " " + clean(e.KafkaError) + " " + clean(e.Summary))
+		apiText(e) + " " + strconv.Itoa(int(e.CorrelationID)) + " " + dissect.Escape(e.KafkaError) + " " + dissect.Escape(e.Summary))
 }
 
 // moveTo puts the cursor on row (clamped) and scrolls it into view.
@@ -193,7 +193,7 @@ func (l *listModel) timeText(e *Entry) string {
 // that the cut to the column never hides it.
 func infoText(e *Entry) string {
 	info := summaryText(e)
-	if k := clean(e.KafkaError); k != "" {
+	if k := dissect.Escape(e.KafkaError); k != "" {
 		if info == "" {
 			return k
 		}
@@ -203,7 +203,7 @@ func infoText(e *Entry) string {
 }
 
 func summaryText(e *Entry) string {
-	s := clean(e.Summary)
+	s := dissect.Escape(e.Summary)
 	lead := apiText(e) + " " + e.Direction.String() + " corr=" + strconv.Itoa(int(e.CorrelationID))
 	if rest, ok := strings.CutPrefix(s, lead); ok {
 		if rest == "" {
@@ -219,10 +219,10 @@ func summaryText(e *Entry) string {
 	return s
 }
 
-func connText(e *Entry) string { return clean(e.Src) + " → " + clean(e.Dst) }
+func connText(e *Entry) string { return dissect.Escape(e.Src) + " → " + dissect.Escape(e.Dst) }
 
 func apiText(e *Entry) string {
-	name := clean(e.APIName)
+	name := dissect.Escape(e.APIName)
 	if name == "" {
 		name = "api" + strconv.Itoa(int(e.APIKey))
 	}
@@ -316,7 +316,7 @@ func marker(e *Entry) byte {
 // every entry, or "" when it does not.
 func (l *listModel) noMatch() string {
 	if l.filtered() && len(l.entries) > 0 && len(l.shown) == 0 {
-		return fmt.Sprintf("no message matches the filter %q", clean(l.filter))
+		return fmt.Sprintf("no message matches the filter %q", dissect.Escape(l.filter))
 	}
 	return ""
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -421,7 +422,9 @@ func (m *Model) inputKey(msg tea.KeyMsg) {
 		m.text = append(m.text, ' ')
 	case tea.KeyRunes:
 		for _, r := range msg.Runes {
-			if r >= 0x20 && r != 0x7f && !isFormatRune(r) {
+			// Only what dissect.Escape shows as itself: a control or a
+			// bidi override typed (or pasted) is dropped, not searched for.
+			if strconv.IsPrint(r) {
 				m.text = append(m.text, r)
 			}
 		}
@@ -434,7 +437,7 @@ func (m *Model) applyFilter(f string) {
 	m.loadSelected()
 	m.revealAll() // the list's height follows the rows shown
 	if m.list.filtered() {
-		m.notice = fmt.Sprintf("filter %q: %d of %d messages", clean(m.list.filter), m.list.len(), len(m.list.entries))
+		m.notice = fmt.Sprintf("filter %q: %d of %d messages", dissect.Escape(m.list.filter), m.list.len(), len(m.list.entries))
 	}
 }
 
@@ -463,7 +466,7 @@ func (m *Model) findNext(dir int) {
 		}
 		return
 	}
-	m.notice = "not found: " + clean(m.query)
+	m.notice = "not found: " + dissect.Escape(m.query)
 }
 
 // findInTree selects the next node whose label matches q after the

@@ -691,25 +691,3 @@ func TestChannelDrain(t *testing.T) {
 		t.Error("EntriesMsg re-issued the drain")
 	}
 }
-
-func TestSanitize(t *testing.T) {
-	cases := map[string]string{
-		"plain":                "plain",
-		"User:alice":           "User:alice",
-		"a\x1b[31mred":         `a\x1b[31mred`,
-		"bell\x07":             `bell\x07`,
-		"nl\nx\ttab":           `nl\x0ax\x09tab`,
-		"del\x7f":              `del\x7f`,
-		"bad\xff\xfeutf8":      `bad\xff\xfeutf8`,
-		"c1\u009b31m":          `c1\u009b31m`,
-		"bidi\u202eevil":       `bidi\u202eevil`,
-		"zw\u200bsp":           `zw\u200bsp`,
-		"ünïcödé 日本":           "ünïcödé 日本",
-		`already \x1b escaped`: `already \x1b escaped`,
-	}
-	for in, want := range cases {
-		if got := clean(in); got != want {
-			t.Errorf("clean(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

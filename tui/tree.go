@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/kdissect/kdissect/dissect"
@@ -21,7 +20,7 @@ type treeRow struct {
 // (Wireshark and termshark behave the same way); so does the selection.
 type treeModel struct {
 	root     *dissect.Node
-	expanded map[string]bool // overrides of the default (defaultExpanded)
+	expanded map[string]bool // overrides of the default (isExpanded: nodes of up to maxAutoExpand children)
 	rows     []treeRow
 	cursor   int
 	offset   int
@@ -165,7 +164,7 @@ func (t *treeModel) selectPath(path []*dissect.Node) {
 	}
 }
 
-// pathTo is the path (root first) to the selected node.
+// path is the path (root first) to the selected node.
 func (t *treeModel) path() []*dissect.Node {
 	var out []*dissect.Node
 	for r := t.cursor; r >= 0 && r < len(t.rows); r = t.rows[r].parent {
@@ -268,32 +267,9 @@ func (t *treeModel) scroll(d, height int) {
 	t.offset = clamp(t.offset+d, 0, max(len(t.rows)-height, 0))
 }
 
-// label is the reference's text for a node without its doc:
+// label is a node's line in the tree, dissect's head without the doc:
 // NAME TYPE = VALUE [0xOFFSET, SIZEB], escaped for the terminal.
-func label(n *dissect.Node) string {
-	var b strings.Builder
-	b.WriteString(clean(n.Name))
-	if n.Type != "" {
-		b.WriteByte(' ')
-		b.WriteString(clean(n.Type))
-	}
-	if n.HasValue() {
-		b.WriteString(" = ")
-		b.WriteString(clean(n.Display()))
-	}
-	b.WriteByte(' ')
-	b.WriteString(span(n.Offset, n.Size))
-	return b.String()
-}
-
-// span is "[0xOFFSET, SIZEB]" with at least four hex digits.
-func span(off, size int) string {
-	h := strconv.FormatInt(int64(off), 16)
-	if len(h) < 4 {
-		h = strings.Repeat("0", 4-len(h)) + h
-	}
-	return "[0x" + h + ", " + strconv.Itoa(size) + "B]"
-}
+func label(n *dissect.Node) string { return string(dissect.AppendHead(nil, n)) }
 
 // marker is the expand/collapse triangle of a row, "" for a leaf.
 func (t *treeModel) marker(r *treeRow) string {

@@ -41,7 +41,7 @@ func (m Model) View() string {
 func (m *Model) titleLine() string {
 	parts := []string{"kdissect"}
 	if m.opt.Title != "" {
-		parts = append(parts, clean(m.opt.Title))
+		parts = append(parts, dissect.Escape(m.opt.Title))
 	}
 	n := len(m.list.entries)
 	count := fmt.Sprintf("%d messages", n)
@@ -49,7 +49,7 @@ func (m *Model) titleLine() string {
 		count = "1 message"
 	}
 	if m.list.filtered() {
-		count = fmt.Sprintf("%d of %s · filter %q", m.list.len(), count, clean(m.list.filter))
+		count = fmt.Sprintf("%d of %s · filter %q", m.list.len(), count, dissect.Escape(m.list.filter))
 	}
 	parts = append(parts, count)
 	if m.opt.Live && !m.closed {
@@ -68,7 +68,7 @@ func (m *Model) progressText() string {
 	p := m.progress
 	switch {
 	case p.Err != nil:
-		return "error: " + clean(p.Err.Error())
+		return "error: " + dissect.Escape(p.Err.Error())
 	case p.Finished:
 		return "done"
 	case p.Total > 0:
@@ -108,7 +108,7 @@ func (m *Model) treeTitle() string {
 		s += fmt.Sprintf(" · ! %d problem(s)", len(m.cur.Problems))
 	}
 	if e.KafkaError != "" {
-		s += " · E " + clean(e.KafkaError)
+		s += " · E " + dissect.Escape(e.KafkaError)
 	}
 	return s
 }
@@ -133,7 +133,7 @@ func (m *Model) panes(l *layout) []string {
 	lo, hi := m.marked()
 	empty := "(no message selected)"
 	if m.curErr != nil {
-		empty = "cannot decode: " + clean(m.curErr.Error())
+		empty = "cannot decode: " + dissect.Escape(m.curErr.Error())
 	}
 	treeLines := m.tree.view(&m.st, l.tree.w, l.tree.h, m.focus == paneTree, empty)
 	hexLines := m.hex.view(&m.st, l.hex.w, l.hex.h, lo, hi, m.focus == paneHex)
@@ -166,28 +166,28 @@ func (m *Model) statusLines() []string {
 		var names []string
 		path := m.tree.path()
 		for _, p := range path[min(1, len(path)-1):] {
-			names = append(names, clean(p.Name))
+			names = append(names, dissect.Escape(p.Name))
 		}
 		first = m.st.StatusPath.Render(strings.Join(names, " > ")) + m.st.StatusText.Render(" "+valueText(n))
 		var probs []string
 		for _, p := range n.Problems {
-			probs = append(probs, fmt.Sprintf("! 0x%04x %s", p.Offset, clean(p.Message)))
+			probs = append(probs, fmt.Sprintf("! 0x%04x %s", p.Offset, dissect.Escape(p.Message)))
 		}
 		if n == m.cur.Tree {
 			for _, p := range m.cur.Problems {
-				probs = append(probs, fmt.Sprintf("! 0x%04x %s", p.Offset, clean(p.Message)))
+				probs = append(probs, fmt.Sprintf("! 0x%04x %s", p.Offset, dissect.Escape(p.Message)))
 			}
 		}
 		switch {
 		case len(probs) > 0:
 			second = m.st.Problem.Render(strings.Join(probs, "  "))
 		case n == m.cur.Tree:
-			second = m.st.Doc.Render(clean(m.cur.Summary))
+			second = m.st.Doc.Render(dissect.Escape(m.cur.Summary))
 		default:
-			second = m.st.Doc.Render(clean(n.Doc))
+			second = m.st.Doc.Render(dissect.Escape(n.Doc))
 		}
 	case m.curErr != nil:
-		first = m.st.Problem.Render("cannot decode message: " + clean(m.curErr.Error()))
+		first = m.st.Problem.Render("cannot decode message: " + dissect.Escape(m.curErr.Error()))
 	case m.list.noMatch() != "":
 		first = m.st.Dim.Render(m.list.noMatch())
 	case m.list.len() == 0:
@@ -199,17 +199,16 @@ func (m *Model) statusLines() []string {
 // valueText is "[0xOFFSET, SIZEB] TYPE = VALUE" for the status line: the
 // place first, so it survives the cut on a narrow screen.
 func valueText(n *dissect.Node) string {
-	var b strings.Builder
-	b.WriteString(span(n.Offset, n.Size))
+	b := dissect.AppendSpan(nil, n.Offset, n.Size)
 	if n.Type != "" {
-		b.WriteByte(' ')
-		b.WriteString(clean(n.Type))
+		b = append(b, ' ')
+		b = append(b, dissect.Escape(n.Type)...)
 	}
 	if n.HasValue() {
-		b.WriteString(" = ")
-		b.WriteString(clean(n.Display()))
+		b = append(b, " = "...)
+		b = n.AppendDisplay(b) // Display escapes wire text itself
 	}
-	return b.String()
+	return string(b)
 }
 
 // keyLine is the prompt while typing, else a notice, else short help.
@@ -217,9 +216,9 @@ func (m *Model) keyLine() string {
 	W := m.width
 	switch {
 	case m.input == inputSearch:
-		return fit(m.st.Prompt.Render("/")+clean(string(m.text))+"█"+m.st.Dim.Render("   enter search · esc cancel"), W)
+		return fit(m.st.Prompt.Render("/")+dissect.Escape(string(m.text))+"█"+m.st.Dim.Render("   enter search · esc cancel"), W)
 	case m.input == inputFilter:
-		return fit(m.st.Prompt.Render("filter: ")+clean(string(m.text))+"█"+
+		return fit(m.st.Prompt.Render("filter: ")+dissect.Escape(string(m.text))+"█"+
 			m.st.Dim.Render("   API name, host:port, or errors · empty clears"), W)
 	case m.notice != "":
 		return fit(m.st.Notice.Render(m.notice), W)

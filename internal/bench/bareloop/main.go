@@ -1,7 +1,8 @@
 // Command bareloop is the baseline of the end-to-end benchmark
 // (bench/run.sh): gopacket's own read + decode + TCP reassembly loop with
-// Kafka size-prefix framing and nothing else, written the fast way
-// perf-notes.md describes. kdissect --summary is measured against it.
+// Kafka size-prefix framing and nothing else, written the fast way: a
+// buffered pcapgo reader with zero-copy reads and a DecodingLayerParser.
+// kdissect --summary is measured against it.
 package main
 
 import (

@@ -1,5 +1,8 @@
 package tui
 
+// Fitting text to a pane: cutting and padding styled text to a number of
+// terminal cells, and the scroll offset that keeps a row in view.
+
 import (
 	"strings"
 
