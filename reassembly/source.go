@@ -26,7 +26,7 @@ type Source interface {
 }
 
 // readBufferSize is the bufio.Reader in front of files: pcapgo's zero-copy
-// reads are twice as fast behind it (see perf-notes).
+// reads are twice as fast behind it (see the benchmark notes in README).
 const readBufferSize = 1 << 20
 
 // maxSnaplen caps a pcap header's snaplen: pcapgo allocates its packet buffer
