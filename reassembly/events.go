@@ -6,7 +6,7 @@ import (
 )
 
 // Event is one of *Frame, *Gap, *Unparseable, *Incomplete, *Retransmission,
-// *BufferLimit, *PortDetected, *ConnEnd. An event may be kept, but the
+// *BufferLimit, *PortDetected, *Evicted, *ConnEnd. An event may be kept, but the
 // slices inside it (Frame.Data, Frame.Packets) are valid only during the emit
 // call: the Pipeline reuses their memory.
 type Event interface{ isEvent() }
@@ -61,7 +61,7 @@ type Unparseable struct {
 // Incomplete reports a frame cut short. Want is the frame size including
 // the prefix, or -1 when not even the prefix was complete. Reason is one of
 // "gap", "end of capture", "connection reset", "connection closed",
-// "idle timeout".
+// "idle timeout", "evicted".
 type Incomplete struct {
 	Flow
 	StreamOffset, Have, Want int64
@@ -93,6 +93,19 @@ type PortDetected struct {
 	Time   time.Time
 }
 
+// Evicted says the connection table was full (Config.MaxConns) when a new
+// connection came, so Conn, the least recently active one, was ended: what
+// it held is flushed as at its end (a cut frame is Incomplete with reason
+// "evicted") and a ConnEnd follows. A later packet of it starts a new
+// connection, picked up mid-stream.
+type Evicted struct {
+	Conn     ConnKey
+	ConnID   uint64
+	Time     time.Time // of the packet that needed the room
+	LastSeen time.Time // of Conn's last packet
+	MaxConns int
+}
+
 // ConnEnd says no more events will come for Conn: FIN both ways, RST, idle
 // timeout, a new connection on the same 4-tuple, or end of input.
 type ConnEnd struct {
@@ -109,4 +122,5 @@ func (*Incomplete) isEvent()     {}
 func (*Retransmission) isEvent() {}
 func (*BufferLimit) isEvent()    {}
 func (*PortDetected) isEvent()   {}
+func (*Evicted) isEvent()        {}
 func (*ConnEnd) isEvent()        {}

@@ -366,8 +366,10 @@ func checkBuffers(t *testing.T, p *Pipeline) {
 			continue
 		}
 		seen[c] = true
-		for i := range c.h {
-			h := &c.h[i]
+		for i, h := range c.h {
+			if h == nil {
+				continue
+			}
 			n := 0
 			for _, s := range h.ooo {
 				n += len(s.data)

@@ -1,7 +1,9 @@
 package reassembly
 
 import (
+	"cmp"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/google/gopacket"
@@ -15,6 +17,7 @@ const (
 	DefaultMaxTotalBuffer = 64 << 20
 	DefaultReorderWait    = 3 * time.Second
 	DefaultIdleTimeout    = 5 * time.Minute
+	DefaultMaxConns       = 1_000_000
 )
 
 // Framing constants; see the package documentation.
@@ -68,6 +71,12 @@ type Config struct {
 	ReorderWait time.Duration
 	// IdleTimeout ends connections without packets for that long.
 	IdleTimeout time.Duration
+	// MaxConns caps the connections followed at once. A new connection
+	// beyond it ends the least recently active one, which is reported
+	// Evicted. Connections already ended but still remembered (for
+	// ReorderWait, so that their late packets are not taken for new
+	// connections) are forgotten first, silently.
+	MaxConns int
 }
 
 // Stats counts what the Pipeline saw.
@@ -84,6 +93,7 @@ type Stats struct {
 	Retransmissions  int64
 	UnparseableBytes int64
 	BufferLimits     int64
+	Evicted          int64 // connections ended by MaxConns
 }
 
 type tuple struct{ src, dst netip.AddrPort }
@@ -93,17 +103,31 @@ type Pipeline struct {
 	cfg  Config
 	emit func(Event)
 
-	conns    map[tuple]*conn
-	last     tuple // one-entry cache: consecutive packets mostly share a flow
+	conns    map[flowKey]*conn // one entry per connection, both directions
+	last     tuple             // one-entry cache: consecutive packets mostly share a flow
 	lastConn *conn
 	detected map[netip.AddrPort]bool
 	nextID   uint64
 	num      int // packet number
 	now      time.Time
+	loc      *time.Location // of the capture's timestamps, to rebuild them from nanoseconds
 	nextTick time.Time
 	buffered int // bytes held across all connections
 	seg      segment
 	stats    Stats
+
+	// Every connection is in exactly one of active (least recently active
+	// first: idle timeouts and eviction take from the front) or ended
+	// (remembered for ReorderWait after its end, oldest first). waits holds
+	// connections with a hole or a FIN waiting for ReorderWait. Together
+	// they keep the work of a tick proportional to what is due, not to the
+	// number of connections.
+	active, ended connList
+	waits         wakeups
+	due           []*conn
+	pk            []int // Frame.Packets, reused
+	free          [][]byte
+	freeBytes     int
 }
 
 // NewPipeline returns a Pipeline that reports to emit.
@@ -123,11 +147,15 @@ func NewPipeline(cfg Config, emit func(Event)) *Pipeline {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
 	return &Pipeline{
 		cfg:      cfg,
 		emit:     emit,
-		conns:    make(map[tuple]*conn),
+		conns:    make(map[flowKey]*conn),
 		detected: make(map[netip.AddrPort]bool),
+		loc:      time.UTC,
 	}
 }
 
@@ -144,6 +172,7 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 	if ts.After(p.now) {
 		p.now = ts
 	}
+	p.loc = ts.Location()
 	if !p.nextTick.After(p.now) {
 		p.tick()
 	}
@@ -169,7 +198,7 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 	t := tuple{s.src, s.dst}
 	c := p.lastConn
 	if c == nil || t != p.last {
-		c = p.conns[t]
+		c = p.conns[keyOf(t.src, t.dst)]
 		if c == nil {
 			if s.flags&flagSYN == 0 && s.claimed == 0 {
 				// A bare ACK, FIN or RST starts nothing: typically the
@@ -184,11 +213,7 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 		}
 		p.last, p.lastConn = t, c
 	}
-	fromClient := s.src == c.h[0].src
-	h := &c.h[1]
-	if fromClient {
-		h = &c.h[0]
-	}
+	h := c.half(s.src)
 	if c.replacedBy(h, s) {
 		p.endConn(c, "connection closed", ts, false)
 		p.removeConn(c)
@@ -202,73 +227,35 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 		p.stats.Ignored++
 		return
 	}
-	c.lastSeen = ts
+	c.lastSeen = p.now.UnixNano()
+	p.active.touch(c)
 	h.segment(s, p.num, ts)
 	if c.swap {
 		c.swapRoles()
 	}
 	if s.flags&flagRST != 0 {
 		p.endConn(c, "connection reset", ts, true)
-	} else if c.h[0].closed && c.h[1].closed {
+	} else if c.closed() {
 		p.endConn(c, "connection closed", ts, false)
+	} else {
+		p.scheduleWake(c)
 	}
 }
 
 // Close flushes all connections as at the end of input: held out-of-order
-// data is delivered after Gaps, cut frames become Incomplete events.
+// data is delivered after Gaps, cut frames become Incomplete events. It
+// goes through them in creation order, so that its events are
+// deterministic.
 func (p *Pipeline) Close() {
-	for _, c := range p.connList() {
+	list := make([]*conn, 0, len(p.conns))
+	for _, c := range p.conns {
+		list = append(list, c)
+	}
+	slices.SortFunc(list, func(a, b *conn) int { return cmp.Compare(a.key.ID, b.key.ID) })
+	for i, c := range list {
 		p.endConn(c, "end of capture", p.now, false)
 		p.removeConn(c)
-	}
-}
-
-// connList returns each connection once, in creation order, so flushes emit
-// events deterministically.
-func (p *Pipeline) connList() []*conn {
-	var list []*conn
-	for t, c := range p.conns {
-		if t.src == c.h[0].src {
-			list = append(list, c)
-		}
-	}
-	for i := 1; i < len(list); i++ {
-		for j := i; j > 0 && list[j].key.ID < list[j-1].key.ID; j-- {
-			list[j], list[j-1] = list[j-1], list[j]
-		}
-	}
-	return list
-}
-
-// tick runs the capture-time housekeeping: give up waiting for holes older
-// than ReorderWait and drop idle connections. It is the equivalent of
-// gopacket's FlushWithOptions driven by packet timestamps.
-func (p *Pipeline) tick() {
-	p.nextTick = p.now.Add(time.Second)
-	reorder := p.now.Add(-p.cfg.ReorderWait)
-	idle := p.now.Add(-p.cfg.IdleTimeout)
-	for _, c := range p.connList() {
-		if c.ended {
-			if c.lastSeen.Before(reorder) {
-				p.removeConn(c)
-			}
-			continue
-		}
-		if c.lastSeen.Before(idle) {
-			p.endConn(c, "idle timeout", p.now, false)
-			p.removeConn(c)
-			continue
-		}
-		for i := range c.h {
-			h := &c.h[i]
-			for len(h.ooo) > 0 && h.ooo[0].ts.Before(reorder) {
-				h.skipHole(p.now)
-			}
-			// A FIN is out of order too when bytes before it are missing.
-			if h.finHole(reorder) {
-				h.skipFinHole(p.now)
-			}
-		}
+		list[i] = nil // let the garbage collector have it now
 	}
 }
 
@@ -296,12 +283,13 @@ func (p *Pipeline) newConn(t tuple, s *segment, ts time.Time) *conn {
 		p.stats.Ignored++
 		return nil
 	}
+	if len(p.conns) >= p.cfg.MaxConns {
+		p.makeRoom(ts)
+	}
 	p.nextID++
-	c := &conn{p: p, key: ConnKey{Client: client, Server: server, ID: p.nextID}, decided: decided, lastSeen: ts}
-	c.h[0].init(c, true, client, server)
-	c.h[1].init(c, false, server, client)
-	p.conns[tuple{client, server}] = c
-	p.conns[tuple{server, client}] = c
+	c := &conn{p: p, key: ConnKey{Client: client, Server: server, ID: p.nextID}, decided: decided, lastSeen: p.now.UnixNano()}
+	p.conns[keyOf(client, server)] = c
+	p.active.pushBack(c)
 	if decided {
 		p.stats.Connections++
 	}
@@ -309,16 +297,22 @@ func (p *Pipeline) newConn(t tuple, s *segment, ts time.Time) *conn {
 }
 
 func (p *Pipeline) removeConn(c *conn) {
-	for _, t := range [2]tuple{{c.key.Client, c.key.Server}, {c.key.Server, c.key.Client}} {
-		if p.conns[t] == c {
-			delete(p.conns, t)
-		}
+	if k := keyOf(c.key.Client, c.key.Server); p.conns[k] == c {
+		delete(p.conns, k)
 	}
 	if p.lastConn == c {
 		p.lastConn = nil
 	}
-	for i := range c.h {
-		c.h[i].release()
+	if c.ended {
+		p.ended.remove(c)
+	} else {
+		p.active.remove(c)
+	}
+	p.waits.remove(c)
+	for _, h := range c.h {
+		if h != nil {
+			h.release()
+		}
 	}
 }
 
@@ -328,8 +322,14 @@ func (p *Pipeline) endConn(c *conn, reason string, ts time.Time, reset bool) {
 		return
 	}
 	c.ended = true
-	for i := range c.h {
-		c.h[i].finish(reason, ts)
+	p.active.remove(c)
+	c.lastSeen = p.now.UnixNano()
+	p.ended.pushBack(c)
+	p.waits.remove(c)
+	for _, h := range c.h {
+		if h != nil {
+			h.finish(reason, ts)
+		}
 	}
 	if c.decided {
 		p.emit(&ConnEnd{Conn: c.key, ConnID: c.key.ID, Time: ts, Reset: reset})
@@ -345,21 +345,41 @@ func (p *Pipeline) detectedServer(c *conn, ts time.Time) {
 	}
 }
 
+// conn is kept small: a capture may hold a million of them. A direction
+// is allocated when its first packet comes (many never send one), times
+// are capture nanoseconds (see Pipeline.timeAt), and what only resyncing
+// needs hangs off half.resyncState.
 type conn struct {
-	p        *Pipeline
-	key      ConnKey
-	h        [2]half // client→server, server→client
-	decided  bool    // roles known; false while DetectPorts probes
-	swap     bool    // roles found reversed; see swapRoles
-	ended    bool
-	lastSeen time.Time
+	p          *Pipeline
+	key        ConnKey
+	h          [2]*half // client→server, server→client; nil until a packet comes
+	prev, next *conn    // in Pipeline.active or Pipeline.ended
+	lastSeen   int64    // capture time of the last packet, or of the end once ended
+	wakeAt     int64    // key in Pipeline.waits
+	heapIdx    int32    // 1-based position in Pipeline.waits, 0 when not there
+	decided    bool     // roles known; false while DetectPorts probes
+	swap       bool     // roles found reversed; see swapRoles
+	ended      bool
 }
 
+// half returns the direction sent by src, allocating it on first use.
 func (c *conn) half(src netip.AddrPort) *half {
-	if src == c.h[0].src {
-		return &c.h[0]
+	i := 1
+	if src == c.key.Client {
+		i = 0
 	}
-	return &c.h[1]
+	h := c.h[i]
+	if h == nil {
+		h = &half{c: c, fromClient: i == 0}
+		c.h[i] = h
+	}
+	return h
+}
+
+// closed reports whether both directions are closed. A direction never
+// seen is not.
+func (c *conn) closed() bool {
+	return c.h[0] != nil && c.h[0].closed && c.h[1] != nil && c.h[1].closed
 }
 
 // replacedBy reports whether s opens a new connection on c's 4-tuple: a SYN

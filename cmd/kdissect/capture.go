@@ -54,6 +54,7 @@ type captureOpts struct {
 	duration  time.Duration
 	write     string
 	maxFrame  int
+	maxConns  int
 	schemaDir string
 	tui       bool
 	hexDump   bool
@@ -74,6 +75,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	fs.DurationVar(&o.duration, "duration", 0, "stop a live capture after this long (e.g. 30s)")
 	fs.StringVar(&o.write, "w", "", "live capture: also write the raw packets to `FILE` as pcap")
 	fs.IntVar(&o.maxFrame, "max-frame", reassembly.DefaultMaxFrame, "largest plausible frame in `BYTES`: a size prefix above it is corruption")
+	fs.IntVar(&o.maxConns, "max-conns", reassembly.DefaultMaxConns, "follow at most `N` connections at once: beyond it the least recently active one is evicted")
 	fs.StringVar(&o.schemaDir, "schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")
 	fs.BoolVar(&o.tui, "tui", false, "open the interactive hex explorer")
 	fs.BoolVar(&o.hexDump, "x", false, "add each message's byte layout to the tree output")
@@ -96,6 +98,8 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 		return false, usageError{"-c and --duration take positive values"}
 	case o.maxFrame < 16:
 		return false, usageError{"--max-frame must be at least 16 bytes"}
+	case o.maxConns < 1:
+		return false, usageError{"--max-conns must be at least 1"}
 	}
 	switch o.progress {
 	case "auto", "always", "never":
@@ -194,6 +198,7 @@ func pipelineConfig(o captureOpts, ports reassembly.PortSet, s *session) reassem
 		BrokerPorts:      ports,
 		DetectPorts:      o.detect,
 		MaxFrame:         o.maxFrame,
+		MaxConns:         o.maxConns,
 		PlausibleRequest: func(b []byte) bool { return dissect.PlausibleRequest(b, o.maxFrame) },
 		WantBody:         s.wantBody,
 	}

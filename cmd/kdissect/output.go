@@ -134,6 +134,14 @@ func appendEventText(b []byte, it *item) []byte {
 		b = append(b, "buffer limit: "...)
 		b = appendLength(b, e.Length)
 		b = append(b, " not buffered"...)
+	case *reassembly.Evicted:
+		b = e.Conn.Client.AppendTo(b)
+		b = append(b, " → "...)
+		b = e.Conn.Server.AppendTo(b)
+		b = append(b, " evicted: "...)
+		b = strconv.AppendInt(b, int64(e.MaxConns), 10)
+		b = append(b, " connections open (--max-conns), this one idle since "...)
+		b = e.LastSeen.UTC().AppendFormat(b, timeLayout)
 	case *reassembly.PortDetected:
 		b = append(b, "Kafka detected at "...)
 		b = e.Server.AppendTo(b)
@@ -235,6 +243,17 @@ func (p *jsonPrinter) event(it *item) {
 		b = strconv.AppendInt(b, e.Want, 10)
 		b = append(b, `,"reason":`...)
 		b = dissect.AppendJSONString(b, e.Reason)
+	case *reassembly.Evicted:
+		b = append(b, `evicted","time":"`...)
+		b = e.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `","src":`...)
+		b = appendAddrJSON(b, e.Conn.Client)
+		b = append(b, `,"dst":`...)
+		b = appendAddrJSON(b, e.Conn.Server)
+		b = append(b, `,"last_seen":"`...)
+		b = e.LastSeen.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `","max_conns":`...)
+		b = strconv.AppendInt(b, int64(e.MaxConns), 10)
 	case *reassembly.PortDetected:
 		b = append(b, `port_detected","time":"`...)
 		b = e.Time.UTC().AppendFormat(b, time.RFC3339Nano)
