@@ -1,55 +1,111 @@
 package reassembly
 
 import (
+	"hash/maphash"
 	"net/netip"
-	"slices"
 )
 
-// flowKey names a connection in Pipeline.conns: both endpoints, the
-// smaller first, so that one entry serves both directions. It holds no
-// pointers (netip.Addr does), which keeps the map small and out of the
-// garbage collector's way at millions of connections.
-type flowKey struct{ a, b endpoint }
-
-type endpoint struct {
-	addr [16]byte
-	port uint16
-	v4   bool // an IPv4 address, not the same as its IPv4-mapped IPv6 form
+// connTable finds a connection by its two endpoints, in either order.
+// It is an open-addressing hash table of pointers (linear probing,
+// backward-shift deletion): 8 bytes a slot, where a map keyed by the
+// endpoints would hold ~50, and the garbage collector sees one slice. The
+// hash is seeded per process, so a capture cannot be made to collide.
+type connTable struct {
+	slots []*conn // len is a power of two, or 0
+	n     int
+	seed  maphash.Seed
 }
 
-func endpointOf(ap netip.AddrPort) endpoint {
-	a := ap.Addr()
-	return endpoint{addr: a.As16(), port: ap.Port(), v4: a.Is4()}
+func (t *connTable) len() int { return t.n }
+
+// hash is symmetric: both directions of a connection land on one slot.
+func (t *connTable) hash(a, b netip.AddrPort) uint64 {
+	return maphash.Comparable(t.seed, a) + maphash.Comparable(t.seed, b)
 }
 
-func (e endpoint) less(o endpoint) bool {
-	if c := compareBytes(e.addr[:], o.addr[:]); c != 0 {
-		return c < 0
+func (c *conn) is(a, b netip.AddrPort) bool {
+	return c.key.Client == a && c.key.Server == b || c.key.Client == b && c.key.Server == a
+}
+
+func (t *connTable) get(a, b netip.AddrPort) *conn {
+	if t.n == 0 {
+		return nil
 	}
-	if e.port != o.port {
-		return e.port < o.port
-	}
-	return !e.v4 && o.v4
-}
-
-func compareBytes(x, y []byte) int {
-	for i := range x {
-		if x[i] != y[i] {
-			if x[i] < y[i] {
-				return -1
-			}
-			return 1
+	mask := uint64(len(t.slots) - 1)
+	for i := t.hash(a, b) & mask; ; i = (i + 1) & mask {
+		c := t.slots[i]
+		if c == nil || c.is(a, b) {
+			return c
 		}
 	}
-	return 0
 }
 
-func keyOf(x, y netip.AddrPort) flowKey {
-	a, b := endpointOf(x), endpointOf(y)
-	if b.less(a) {
-		a, b = b, a
+// put adds c, whose endpoints are in no other entry.
+func (t *connTable) put(c *conn) {
+	if (t.n+1)*4 > len(t.slots)*3 {
+		t.grow()
 	}
-	return flowKey{a, b}
+	t.insert(c)
+	t.n++
+}
+
+func (t *connTable) insert(c *conn) {
+	mask := uint64(len(t.slots) - 1)
+	i := t.hash(c.key.Client, c.key.Server) & mask
+	for t.slots[i] != nil {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = c
+}
+
+func (t *connTable) grow() {
+	old := t.slots
+	if t.seed == (maphash.Seed{}) {
+		t.seed = maphash.MakeSeed()
+	}
+	t.slots = make([]*conn, max(64, 2*len(old)))
+	for _, c := range old {
+		if c != nil {
+			t.insert(c)
+		}
+	}
+}
+
+// delete removes c if it is in the table.
+func (t *connTable) delete(c *conn) {
+	if t.n == 0 {
+		return
+	}
+	mask := uint64(len(t.slots) - 1)
+	i := t.hash(c.key.Client, c.key.Server) & mask
+	for t.slots[i] != c {
+		if t.slots[i] == nil {
+			return
+		}
+		i = (i + 1) & mask
+	}
+	// Shift back the entries after i that would no longer be found past
+	// the emptied slot.
+	for j := (i + 1) & mask; t.slots[j] != nil; j = (j + 1) & mask {
+		home := t.hash(t.slots[j].key.Client, t.slots[j].key.Server) & mask
+		if (j-home)&mask >= (j-i)&mask {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = nil
+	t.n--
+}
+
+// all yields every connection, in no particular order.
+func (t *connTable) all() func(yield func(*conn) bool) {
+	return func(yield func(*conn) bool) {
+		for _, c := range t.slots {
+			if c != nil && !yield(c) {
+				return
+			}
+		}
+	}
 }
 
 // connList is an intrusive doubly linked list of connections: a
@@ -97,19 +153,25 @@ func (l *connList) touch(c *conn) {
 // wakeups is a min-heap of connections by the capture time (ns) at which
 // a hole or a FIN without its preceding bytes has waited ReorderWait. Keys
 // may be early (lazily left after the held data drained or moved on):
-// popping such a connection costs a check that finds nothing to do.
-type wakeups []*conn
+// popping such a connection costs a check that finds nothing to do. The
+// key lives here, not in conn, as few connections wait at any time.
+type wakeups []wakeup
+
+type wakeup struct {
+	at int64
+	c  *conn
+}
 
 func (w wakeups) less(i, j int) bool {
-	if w[i].wakeAt != w[j].wakeAt {
-		return w[i].wakeAt < w[j].wakeAt
+	if w[i].at != w[j].at {
+		return w[i].at < w[j].at
 	}
-	return w[i].key.ID < w[j].key.ID
+	return w[i].c.key.ID < w[j].c.key.ID
 }
 
 func (w wakeups) swap(i, j int) {
 	w[i], w[j] = w[j], w[i]
-	w[i].heapIdx, w[j].heapIdx = int32(i+1), int32(j+1)
+	w[i].c.heapIdx, w[j].c.heapIdx = int32(i+1), int32(j+1)
 }
 
 func (w wakeups) up(i int) {
@@ -144,14 +206,13 @@ func (w wakeups) down(i int) {
 // schedule makes sure c is woken no later than at.
 func (w *wakeups) schedule(c *conn, at int64) {
 	if c.heapIdx > 0 {
-		if at < c.wakeAt {
-			c.wakeAt = at
-			w.up(int(c.heapIdx - 1))
+		if i := int(c.heapIdx - 1); at < (*w)[i].at {
+			(*w)[i].at = at
+			w.up(i)
 		}
 		return
 	}
-	c.wakeAt = at
-	*w = append(*w, c)
+	*w = append(*w, wakeup{at, c})
 	c.heapIdx = int32(len(*w))
 	w.up(len(*w) - 1)
 }
@@ -165,7 +226,7 @@ func (w *wakeups) remove(c *conn) {
 	if i != last {
 		w.swap(i, last)
 	}
-	(*w)[last] = nil
+	(*w)[last] = wakeup{}
 	*w = (*w)[:last]
 	c.heapIdx = 0
 	if i != last {
@@ -173,16 +234,17 @@ func (w *wakeups) remove(c *conn) {
 		w.up(i)
 	}
 	if cap(*w) > 1024 && len(*w) < cap(*w)/4 {
-		*w = slices.Clip(append(wakeups(nil), *w...))
+		*w = append(wakeups(nil), *w...)
 	}
 }
 
-// popDue removes and returns the first connection due before now, or nil.
-func (w *wakeups) popDue(now int64) *conn {
-	if len(*w) == 0 || (*w)[0].wakeAt >= now {
-		return nil
+// popDue removes and returns the first connection due before now, or nil,
+// and the time it was due.
+func (w *wakeups) popDue(now int64) (*conn, int64) {
+	if len(*w) == 0 || (*w)[0].at >= now {
+		return nil, 0
 	}
-	c := (*w)[0]
-	w.remove(c)
-	return c
+	e := (*w)[0]
+	w.remove(e.c)
+	return e.c, e.at
 }

@@ -22,7 +22,7 @@ func (p *Pipeline) tick() {
 	for c := p.active.head; c != nil && c.lastSeen < idle; c = c.next {
 		due = append(due, c)
 	}
-	for c := p.waits.popDue(now); c != nil; c = p.waits.popDue(now) {
+	for c, _ := p.waits.popDue(now); c != nil; c, _ = p.waits.popDue(now) {
 		due = append(due, c)
 	}
 	// Creation order, as a pass over all connections would take them, so

@@ -294,6 +294,8 @@ func (r *recorder) emit(e Event) {
 		s = fmt.Sprintf("port %s", e.Server)
 	case *ConnEnd:
 		s = fmt.Sprintf("end c%d %s>%s reset=%v", e.ConnID, e.Conn.Client, e.Conn.Server, e.Reset)
+	case *Evicted:
+		s = fmt.Sprintf("evicted c%d %s>%s last=%s max=%d", e.ConnID, e.Conn.Client, e.Conn.Server, e.LastSeen.Sub(t0), e.MaxConns)
 	}
 	if _, ok := e.(*Frame); !ok {
 		r.events = append(r.events, e)
@@ -348,8 +350,8 @@ func runWith(t *testing.T, cfg Config, pkts []pkt, order []int, withPkt bool) (*
 	r.pkt = 0
 	p.Close()
 	checkBuffers(t, p)
-	if p.buffered != 0 || len(p.conns) != 0 {
-		t.Fatalf("after Close: %d bytes buffered, %d flows", p.buffered, len(p.conns))
+	if p.buffered != 0 || p.conns.len() != 0 {
+		t.Fatalf("after Close: %d bytes buffered, %d flows", p.buffered, p.conns.len())
 	}
 	return r, p
 }
@@ -361,7 +363,7 @@ func checkBuffers(t *testing.T, p *Pipeline) {
 	t.Helper()
 	sum := 0
 	seen := map[*conn]bool{}
-	for _, c := range p.conns {
+	for c := range p.conns.all() {
 		if seen[c] {
 			continue
 		}

@@ -103,8 +103,8 @@ type Pipeline struct {
 	cfg  Config
 	emit func(Event)
 
-	conns    map[flowKey]*conn // one entry per connection, both directions
-	last     tuple             // one-entry cache: consecutive packets mostly share a flow
+	conns    connTable
+	last     tuple // one-entry cache: consecutive packets mostly share a flow
 	lastConn *conn
 	detected map[netip.AddrPort]bool
 	nextID   uint64
@@ -153,7 +153,6 @@ func NewPipeline(cfg Config, emit func(Event)) *Pipeline {
 	return &Pipeline{
 		cfg:      cfg,
 		emit:     emit,
-		conns:    make(map[flowKey]*conn),
 		detected: make(map[netip.AddrPort]bool),
 		loc:      time.UTC,
 	}
@@ -198,7 +197,7 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 	t := tuple{s.src, s.dst}
 	c := p.lastConn
 	if c == nil || t != p.last {
-		c = p.conns[keyOf(t.src, t.dst)]
+		c = p.conns.get(t.src, t.dst)
 		if c == nil {
 			if s.flags&flagSYN == 0 && s.claimed == 0 {
 				// A bare ACK, FIN or RST starts nothing: typically the
@@ -247,8 +246,8 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 // goes through them in creation order, so that its events are
 // deterministic.
 func (p *Pipeline) Close() {
-	list := make([]*conn, 0, len(p.conns))
-	for _, c := range p.conns {
+	list := make([]*conn, 0, p.conns.len())
+	for c := range p.conns.all() {
 		list = append(list, c)
 	}
 	slices.SortFunc(list, func(a, b *conn) int { return cmp.Compare(a.key.ID, b.key.ID) })
@@ -283,12 +282,12 @@ func (p *Pipeline) newConn(t tuple, s *segment, ts time.Time) *conn {
 		p.stats.Ignored++
 		return nil
 	}
-	if len(p.conns) >= p.cfg.MaxConns {
+	if p.conns.len() >= p.cfg.MaxConns {
 		p.makeRoom(ts)
 	}
 	p.nextID++
 	c := &conn{p: p, key: ConnKey{Client: client, Server: server, ID: p.nextID}, decided: decided, lastSeen: p.now.UnixNano()}
-	p.conns[keyOf(client, server)] = c
+	p.conns.put(c)
 	p.active.pushBack(c)
 	if decided {
 		p.stats.Connections++
@@ -297,9 +296,7 @@ func (p *Pipeline) newConn(t tuple, s *segment, ts time.Time) *conn {
 }
 
 func (p *Pipeline) removeConn(c *conn) {
-	if k := keyOf(c.key.Client, c.key.Server); p.conns[k] == c {
-		delete(p.conns, k)
-	}
+	p.conns.delete(c)
 	if p.lastConn == c {
 		p.lastConn = nil
 	}
@@ -355,7 +352,6 @@ type conn struct {
 	h          [2]*half // client→server, server→client; nil until a packet comes
 	prev, next *conn    // in Pipeline.active or Pipeline.ended
 	lastSeen   int64    // capture time of the last packet, or of the end once ended
-	wakeAt     int64    // key in Pipeline.waits
 	heapIdx    int32    // 1-based position in Pipeline.waits, 0 when not there
 	decided    bool     // roles known; false while DetectPorts probes
 	swap       bool     // roles found reversed; see swapRoles

@@ -6,7 +6,7 @@ package reassembly
 // collector double the heap. Smaller pieces are copied exactly, so a held
 // byte never costs more than two.
 const (
-	heldChunk = 2048       // a full-size Ethernet segment fits
+	heldChunk = 2048      // a full-size Ethernet segment fits
 	maxFree   = 256 << 10 // free chunks kept; the rest goes back to the collector
 )
 

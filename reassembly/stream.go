@@ -27,29 +27,28 @@ type mark struct {
 // half is one direction of a connection: sequence tracking plus framing.
 // Its size matters (see conn); times are capture nanoseconds.
 type half struct {
-	c          *conn
-	fromClient bool
+	c *conn
 
-	started, synSeen, closed bool
-	isn, nextSeq             uint32
-	nextOff                  int64
-	fin                      bool
-	finOff                   int64
-	finTs                    int64 // when the FIN came, for ReorderWait
-	ooo                      []held
-	oooBytes                 int
+	// The flags are together, so that they share one word.
+	fromClient, started, synSeen, closed, fin bool
+	decidedWant, want                         bool // in sync, see below
+	resyncing                                 bool // out of sync, see below
+
+	isn, nextSeq uint32
+	nextOff      int64
+	finOff       int64
+	finTs        int64 // when the FIN came, for ReorderWait
+	ooo          []held
+	oooBytes     int
 
 	// In sync: the frame being collected; have == 0 at a boundary.
 	have, fOff, size int64 // size 0 = prefix not complete yet
-	decidedWant      bool
-	want             bool
-	reserved         int // bytes reserved against the buffer caps for buf
+	reserved         int   // bytes reserved against the buffer caps for buf
 	buf              []byte
 	marks            []mark
-	first, last      int64
+	last             int64 // the frame's first packet is marks[0]
 
 	// Out of sync; the state is allocated by the first startResync.
-	resyncing bool
 	*resyncState
 	corr  []int32 // client side: recent correlation IDs, a ring of RecentRequests
 	ncorr int
@@ -447,7 +446,6 @@ func (h *half) synced(data []byte, off int64, pkt int, ts time.Time) {
 			}
 			h.fOff, h.size, h.decidedWant, h.want = off, 0, false, false
 			h.buf, h.marks = h.buf[:0], h.marks[:0]
-			h.first = ts.UnixNano()
 		}
 		if (len(h.marks) == 0 || h.marks[len(h.marks)-1].pkt != pkt) && len(h.marks) < MaxFramePackets {
 			h.marks = append(h.marks, mark{off, pkt, ts.UnixNano()})
@@ -590,7 +588,7 @@ func (h *half) emitCollected() {
 	p.stats.Frames++
 	last := p.timeAt(h.last)
 	h.emit(&Frame{Flow: h.flow(), StreamOffset: h.fOff, Size: int(h.size), Data: h.buf, Truncated: !h.want,
-		Packets: p.pk, First: p.timeAt(h.first), Last: last})
+		Packets: p.pk, First: p.timeAt(h.marks[0].ts), Last: last})
 	h.resetFrame()
 	h.kickResponses(last)
 }
