@@ -232,11 +232,13 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 	if c.swap {
 		c.swapRoles()
 	}
-	if s.flags&flagRST != 0 {
+	switch {
+	case s.flags&flagRST != 0:
 		p.endConn(c, "connection reset", ts, true)
-	} else if c.closed() {
+	case c.ended:
+	case c.closed():
 		p.endConn(c, "connection closed", ts, false)
-	} else {
+	default:
 		p.scheduleWake(c)
 	}
 }
@@ -331,6 +333,9 @@ func (p *Pipeline) endConn(c *conn, reason string, ts time.Time, reset bool) {
 	if c.decided {
 		p.emit(&ConnEnd{Conn: c.key, ConnID: c.key.ID, Time: ts, Reset: reset})
 	}
+	// An ended connection is remembered only to ignore its late packets,
+	// which needs its key, not its directions.
+	c.h = [2]*half{}
 }
 
 // detectedServer records a port found by the DetectPorts heuristic.
@@ -372,10 +377,14 @@ func (c *conn) half(src netip.AddrPort) *half {
 	return h
 }
 
-// closed reports whether both directions are closed. A direction never
-// seen is not.
+// closed reports whether the connection is over: every direction seen is
+// closed. A direction that has sent nothing, not even an ACK, by the time
+// the other one closed is not being captured (a one-sided capture, or a
+// peer that never answered): waiting for it would keep such connections,
+// and what their requests wait for, until the idle timeout.
 func (c *conn) closed() bool {
-	return c.h[0] != nil && c.h[0].closed && c.h[1] != nil && c.h[1].closed
+	c0, c1 := c.h[0], c.h[1]
+	return (c0 != nil || c1 != nil) && (c0 == nil || c0.closed) && (c1 == nil || c1.closed)
 }
 
 // replacedBy reports whether s opens a new connection on c's 4-tuple: a SYN

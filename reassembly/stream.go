@@ -354,7 +354,7 @@ func (h *half) release() {
 		p.freeHeld(s.data)
 	}
 	h.ooo, h.buf, h.marks, h.resyncState = nil, nil, nil, nil
-	h.have = 0
+	h.have, h.resyncing = 0, false
 }
 
 func (h *half) incomplete(reason string, ts time.Time) {

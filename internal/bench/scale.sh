@@ -9,7 +9,8 @@
 #   holes     84 KiB of out-of-order data after a 1-byte hole
 # then each is read once into the page cache and timed once with
 # `kdissect --summary --port 9092` under /usr/bin/time. Prints a Markdown
-# table: connections, seconds, peak RSS and peak RSS per connection.
+# table: connections, elapsed seconds, CPU seconds (user+system: the fairer
+# figure on a shared machine), peak RSS and peak RSS per connection.
 # --bin measures another build (e.g. an older commit) on the same files.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,8 +37,8 @@ if [ -z "$bin" ]; then
 fi
 go build -o "$dir/scalegen" ./internal/bench/scalegen
 
-echo "| case | connections | capture MB | seconds | peak RSS MiB | RSS bytes/conn |"
-echo "|---|---|---|---|---|---|"
+echo "| case | connections | capture MB | seconds | CPU seconds | peak RSS MiB | RSS bytes/conn |"
+echo "|---|---|---|---|---|---|---|"
 for c in $cases; do
   kind=${c%%:*}
   n=${c##*:}
@@ -46,9 +47,9 @@ for c in $cases; do
   cat "$file" >/dev/null
   bytes=$(stat -c %s "$file")
   # Exit status 2 (malformed Kafka data) is expected: every flood frame is cut.
-  /usr/bin/time -f "%e %M" -o "$dir/time.out" "$bin" --summary --port 9092 "$file" >/dev/null 2>"$dir/stderr.out" || {
+  /usr/bin/time -f "%e %U %S %M" -o "$dir/time.out" "$bin" --summary --port 9092 "$file" >/dev/null 2>"$dir/stderr.out" || {
     rc=$?; [ $rc = 2 ] || { echo "$kind $n failed ($rc):" >&2; cat "$dir/stderr.out" >&2; exit 1; }; }
-  read -r secs rss <"$dir/time.out"
-  awk -v k="$kind" -v n="$n" -v b="$bytes" -v s="$secs" -v r="$rss" \
-    'BEGIN { printf "| %s | %d | %.0f | %.2f | %.0f | %.0f |\n", k, n, b / 1e6, s, r / 1024, r * 1024 / n }'
+  read -r secs user sys rss < <(tail -n 1 "$dir/time.out")
+  awk -v k="$kind" -v n="$n" -v b="$bytes" -v s="$secs" -v u="$user" -v y="$sys" -v r="$rss" \
+    'BEGIN { printf "| %s | %d | %.0f | %.2f | %.2f | %.0f | %.0f |\n", k, n, b / 1e6, s, u + y, r / 1024, r * 1024 / n }'
 done
