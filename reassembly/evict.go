@@ -12,6 +12,7 @@ import (
 // and costs what is due, not a pass over every connection.
 func (p *Pipeline) tick() {
 	p.nextTick = p.now.Add(time.Second)
+	p.trimFree()
 	now := p.now.UnixNano()
 	reorder := now - int64(p.cfg.ReorderWait)
 	idle := now - int64(p.cfg.IdleTimeout)
@@ -59,6 +60,7 @@ func (p *Pipeline) tick() {
 	if cap(p.due) > 4096 {
 		p.due = nil
 	}
+	p.freeLow = len(p.free)
 }
 
 // scheduleWake puts c in p.waits when one of its directions waits for a

@@ -125,9 +125,10 @@ type Pipeline struct {
 	active, ended connList
 	waits         wakeups
 	due           []*conn
-	pk            []int // Frame.Packets, reused
-	free          [][]byte
-	freeBytes     int
+	pk            []int      // Frame.Packets, reused
+	slabs         []*slab    // memory for held segments; see pool.go
+	free          []chunkRef // chunks of slabs not in use
+	freeLow       int        // fewest free chunks since the last tick
 }
 
 // NewPipeline returns a Pipeline that reports to emit.
@@ -258,6 +259,7 @@ func (p *Pipeline) Close() {
 		p.removeConn(c)
 		list[i] = nil // let the garbage collector have it now
 	}
+	p.freeAll()
 }
 
 // newConn decides whether t is Kafka and which side is the broker.

@@ -13,7 +13,8 @@ type held struct {
 	off, end int64
 	data     []byte
 	pkt      int
-	ts       int64 // capture nanoseconds
+	ts       int64    // capture nanoseconds
+	chunk    chunkRef // data's memory when it is a chunk; see pool.go
 }
 
 // mark remembers where a packet's bytes begin in a buffer, for Packets and
@@ -213,7 +214,8 @@ func (h *half) hold(off, end int64, payload []byte, pkt int, ts time.Time) {
 	for _, pc := range pieces {
 		lo := min(pc[0]-off, int64(len(payload)))
 		hi := min(pc[1]-off, int64(len(payload)))
-		data := append(p.heldBuf(int(hi-lo)), payload[lo:hi]...)
+		data, chunk := p.heldBuf(int(hi - lo))
+		data = append(data, payload[lo:hi]...)
 		h.oooBytes += len(data)
 		p.buffered += len(data)
 		i := len(h.ooo)
@@ -222,7 +224,7 @@ func (h *half) hold(off, end int64, payload []byte, pkt int, ts time.Time) {
 		}
 		h.ooo = append(h.ooo, held{})
 		copy(h.ooo[i+1:], h.ooo[i:])
-		h.ooo[i] = held{off: pc[0], end: pc[1], data: data, pkt: pkt, ts: ts.UnixNano()}
+		h.ooo[i] = held{off: pc[0], end: pc[1], data: data, pkt: pkt, ts: ts.UnixNano(), chunk: chunk}
 	}
 	if h.overCap() {
 		p.stats.BufferLimits++
@@ -268,7 +270,7 @@ func (h *half) drain() {
 			cut := min(h.nextOff-s.off, int64(len(s.data)))
 			h.deliver(s.end, s.data[cut:], s.pkt, h.c.p.timeAt(s.ts))
 		}
-		h.c.p.freeHeld(s.data)
+		h.c.p.freeHeld(s)
 	}
 }
 
@@ -351,7 +353,7 @@ func (h *half) release() {
 	p.buffered -= h.oooBytes + h.reserved
 	h.oooBytes, h.reserved = 0, 0
 	for _, s := range h.ooo {
-		p.freeHeld(s.data)
+		p.freeHeld(s)
 	}
 	h.ooo, h.buf, h.marks, h.resyncState = nil, nil, nil, nil
 	h.have, h.resyncing = 0, false
@@ -385,7 +387,7 @@ func (h *half) resetFrame() {
 const (
 	keepBuf    = 512
 	keepMarks  = 8
-	keepResync = 4096
+	keepResync = 512
 )
 
 // flushJunk reports the bytes skipped while out of sync, up to upTo.
@@ -617,6 +619,11 @@ const maxPendingResponse = 64 << 10
 func (h *half) dropPending(i int) {
 	n := copy(h.rbuf, h.rbuf[i:])
 	h.rbuf = h.rbuf[:n]
+	// A direction out of sync keeps what it may still need, not the
+	// capacity of the largest segment it scanned: there may be a million.
+	if c := cap(h.rbuf); c > 256 && n < c/4 {
+		h.rbuf = append(make([]byte, 0, max(2*n, 64)), h.rbuf...)
+	}
 	h.rOff += int64(i)
 	k := 0
 	for k+1 < len(h.rmarks) && h.rmarks[k+1].off <= h.rOff {
