@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -142,6 +143,12 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	}
 
 	sel := selector{filter: filter, all: o.all}
+	// A full table of --max-conns connections (a million by default) holds
+	// ~450 MB; without a limit the collector would let the heap grow to
+	// twice that before collecting. GOMEMLIMIT overrides.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	if o.tui {
 		return runCaptureTUI(o, reg, sel, ports, sources)
 	}
@@ -192,6 +199,10 @@ func fileSize(name string) int64 {
 	}
 	return 0
 }
+
+// memoryLimit is the Go runtime's soft memory limit: RSS stays under 1 GB
+// with a full connection table.
+const memoryLimit = 900 << 20
 
 func pipelineConfig(o captureOpts, ports reassembly.PortSet, s *session) reassembly.Config {
 	return reassembly.Config{
