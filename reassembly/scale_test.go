@@ -287,3 +287,46 @@ func BenchmarkIdleConnMemory(b *testing.B) {
 		}
 	}
 }
+
+// TestConnTable: connections are found from either direction, deleting
+// one keeps every other reachable (backward shift across wrapped
+// clusters), and the table grows past its half-full bound.
+func TestConnTable(t *testing.T) {
+	var tab connTable
+	live := map[*conn]bool{}
+	var all []*conn
+	for i := range 3000 {
+		c := &conn{key: ConnKey{
+			Client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 7, byte(i >> 8), byte(i)}), uint16(1000+i%7)),
+			Server: srv, ID: uint64(i + 1)}}
+		tab.put(c)
+		live[c] = true
+		all = append(all, c)
+	}
+	if tab.len() != 3000 || len(tab.slots) != 8192 {
+		t.Fatalf("%d connections in %d slots, want 3000 in 8192", tab.len(), len(tab.slots))
+	}
+	for i, c := range all {
+		if i%3 != 0 {
+			tab.delete(c)
+			delete(live, c)
+		}
+	}
+	tab.delete(all[1]) // gone already: nothing
+	for _, c := range all {
+		got, back := tab.get(c.key.Client, c.key.Server), tab.get(c.key.Server, c.key.Client)
+		if want := live[c]; (got == c) != want || got != back || (!want && got != nil) {
+			t.Fatalf("c%d (live %v): found %v forward, %v backward", c.key.ID, want, got != nil, back != nil)
+		}
+	}
+	n := 0
+	for c := range tab.all() {
+		if !live[c] {
+			t.Errorf("c%d listed after delete", c.key.ID)
+		}
+		n++
+	}
+	if n != len(live) || tab.len() != len(live) {
+		t.Errorf("%d listed, %d counted, want %d", n, tab.len(), len(live))
+	}
+}
