@@ -138,9 +138,9 @@ func appendEventText(b []byte, it *item) []byte {
 		b = e.Conn.Client.AppendTo(b)
 		b = append(b, " → "...)
 		b = e.Conn.Server.AppendTo(b)
-		b = append(b, " evicted: "...)
+		b = append(b, " evicted (--max-conns "...)
 		b = strconv.AppendInt(b, int64(e.MaxConns), 10)
-		b = append(b, " connections open (--max-conns), this one idle since "...)
+		b = append(b, " reached), idle since "...)
 		b = e.LastSeen.UTC().AppendFormat(b, timeLayout)
 	case *reassembly.PortDetected:
 		b = append(b, "Kafka detected at "...)
