@@ -126,6 +126,7 @@ type Pipeline struct {
 	waits         wakeups
 	due           []*conn
 	pk            []int      // Frame.Packets, reused
+	big           [][]byte   // buffers for wanted frame bodies; see pool.go
 	slabs         []*slab    // memory for held segments; see pool.go
 	free          []chunkRef // chunks of slabs not in use
 	freeLow       int        // fewest free chunks since the last tick

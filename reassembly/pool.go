@@ -122,3 +122,42 @@ func (p *Pipeline) freeAll() {
 	}
 	p.slabs, p.free, p.freeLow = nil, nil, 0
 }
+
+// A wanted frame body larger than a connection keeps between frames
+// (keepBuf) is collected in a buffer sized to the frame, reserved against
+// the caps first, and handed back here once the frame is emitted: the
+// next large frame, on any connection, reuses it.
+const (
+	bigPool = 16      // buffers kept
+	bigMax  = 1 << 20 // largest kept
+)
+
+func (p *Pipeline) bigBuf(n int) []byte {
+	for i, b := range p.big {
+		if cap(b) >= n {
+			last := len(p.big) - 1
+			p.big[i] = p.big[last]
+			p.big[last] = nil
+			p.big = p.big[:last]
+			return b
+		}
+	}
+	return make([]byte, 0, n)
+}
+
+func (p *Pipeline) putBig(b []byte) {
+	if cap(b) > bigMax {
+		return
+	}
+	if len(p.big) < bigPool {
+		p.big = append(p.big, b[:0])
+		return
+	}
+	// Full: keep the larger buffers, which serve more frames.
+	for i, o := range p.big {
+		if cap(o) < cap(b) {
+			p.big[i] = b[:0]
+			return
+		}
+	}
+}

@@ -375,6 +375,7 @@ func (h *half) resetFrame() {
 	// What a connection keeps between frames stays small: a million idle
 	// connections must not each hold the largest frame they ever carried.
 	if cap(h.buf) > keepBuf {
+		h.c.p.putBig(h.buf)
 		h.buf = nil
 	}
 	if cap(h.marks) > keepMarks {
@@ -386,7 +387,7 @@ func (h *half) resetFrame() {
 // buffers are dropped.
 const (
 	keepBuf    = 512
-	keepMarks  = 8
+	keepMarks  = 16
 	keepResync = 512
 )
 
@@ -539,6 +540,9 @@ func (h *half) decideWant(ts time.Time) {
 	}
 	h.reserved = int(h.size)
 	p.buffered += h.reserved
+	if cap(h.buf) < int(h.size) {
+		h.buf = append(p.bigBuf(int(h.size)), h.buf...)
+	}
 }
 
 // noteCorr remembers a request's correlation ID so the response direction
