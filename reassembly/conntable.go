@@ -7,7 +7,7 @@ import (
 
 // connTable finds a connection by its two endpoints, in either order.
 // It is an open-addressing hash table (linear probing, backward-shift
-// deletion) of pointers with their hash: 16 bytes a slot, 2-4 slots a
+// deletion) of pointers with their hash: 16 bytes a slot, 1.3-2.7 slots a
 // connection, where a map keyed by the endpoints would hold ~75 bytes a
 // connection; the garbage collector sees one slice,
 // and a probe reads a connection only when its hash matches. The hash is
@@ -53,9 +53,10 @@ func (t *connTable) get(a, b netip.AddrPort) *conn {
 
 // put adds c, whose endpoints are in no other entry.
 func (t *connTable) put(c *conn) {
-	// At most half full: a new connection is a miss, which probes to the
-	// next empty slot (~2.5 slots at half load, ~8.5 at three quarters).
-	if (t.n+1)*2 > len(t.slots) {
+	// At most three quarters full: a new connection is a miss, which
+	// probes to the next empty slot (~8.5 slots at that load), but the
+	// slots hold the hashes, so a probe reads a connection only on a match.
+	if (t.n+1)*4 > len(t.slots)*3 {
 		t.grow()
 	}
 	t.insert(connSlot{t.hash(c.key.Client, c.key.Server), c})

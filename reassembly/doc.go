@@ -78,7 +78,7 @@
 // a list ordered by end, and connections waiting for a hole in a heap
 // ordered by deadline (evict.go). A tick costs what falls due, and the
 // events of one tick come in creation order as a pass over all would emit
-// them. An idle connection holds about 430 bytes: a direction is allocated
+// them. An idle connection holds about 450 bytes: a direction is allocated
 // on its first packet, times are kept as nanoseconds, resync state and
 // buffers larger than a few hundred bytes are allocated only while needed
 // (pool.go), and out-of-order data lives in reused chunks outside the Go

@@ -303,8 +303,8 @@ func TestConnTable(t *testing.T) {
 		live[c] = true
 		all = append(all, c)
 	}
-	if tab.len() != 3000 || len(tab.slots) != 8192 {
-		t.Fatalf("%d connections in %d slots, want 3000 in 8192", tab.len(), len(tab.slots))
+	if tab.len() != 3000 || len(tab.slots) != 4096 {
+		t.Fatalf("%d connections in %d slots, want 3000 in 4096", tab.len(), len(tab.slots))
 	}
 	for i, c := range all {
 		if i%3 != 0 {
