@@ -95,6 +95,7 @@ func (p *Pipeline) scheduleWake(c *conn) {
 func (p *Pipeline) makeRoom(ts time.Time) {
 	if c := p.ended.head; c != nil {
 		p.removeConn(c)
+		p.recycle(c, c.h)
 		return
 	}
 	c := p.active.head
@@ -105,8 +106,35 @@ func (p *Pipeline) makeRoom(ts time.Time) {
 	if c.decided {
 		p.emit(&Evicted{Conn: c.key, ConnID: c.key.ID, Time: ts, LastSeen: p.timeAt(c.lastSeen), MaxConns: p.cfg.MaxConns})
 	}
+	hs := c.h
 	p.endConn(c, "evicted", ts, false)
 	p.removeConn(c)
+	p.recycle(c, hs)
+}
+
+// recycle keeps the memory of a connection made room for, which nothing
+// refers to any more (events carry its key by value), for the connection
+// that takes its place: at the cap, every new connection evicts one, and
+// this spares the collector that garbage.
+func (p *Pipeline) recycle(c *conn, hs [2]*half) {
+	*c = conn{}
+	p.spareConn = c
+	for _, h := range hs {
+		if h != nil && len(p.spareHalves) < 2 {
+			*h = half{}
+			p.spareHalves = append(p.spareHalves, h)
+		}
+	}
+}
+
+func (p *Pipeline) newHalf() *half {
+	if n := len(p.spareHalves); n > 0 {
+		h := p.spareHalves[n-1]
+		p.spareHalves[n-1] = nil
+		p.spareHalves = p.spareHalves[:n-1]
+		return h
+	}
+	return new(half)
 }
 
 // timeAt turns capture nanoseconds kept in connection state back into the

@@ -127,6 +127,8 @@ type Pipeline struct {
 	due           []*conn
 	pk            []int      // Frame.Packets, reused
 	big           [][]byte   // buffers for wanted frame bodies; see pool.go
+	spareConn     *conn      // the last one evicted, for the next new one
+	spareHalves   []*half
 	slabs         []*slab    // memory for held segments; see pool.go
 	free          []chunkRef // chunks of slabs not in use
 	freeLow       int        // fewest free chunks since the last tick
@@ -291,7 +293,12 @@ func (p *Pipeline) newConn(t tuple, s *segment, ts time.Time) *conn {
 		p.makeRoom(ts)
 	}
 	p.nextID++
-	c := &conn{p: p, key: ConnKey{Client: client, Server: server, ID: p.nextID}, decided: decided, lastSeen: p.now.UnixNano()}
+	c := p.spareConn
+	p.spareConn = nil
+	if c == nil {
+		c = new(conn)
+	}
+	*c = conn{p: p, key: ConnKey{Client: client, Server: server, ID: p.nextID}, decided: decided, lastSeen: p.now.UnixNano()}
 	p.conns.put(c)
 	p.active.pushBack(c)
 	if decided {
@@ -374,7 +381,8 @@ func (c *conn) half(src netip.AddrPort) *half {
 	}
 	h := c.h[i]
 	if h == nil {
-		h = &half{c: c, fromClient: i == 0}
+		h = c.p.newHalf()
+		*h = half{c: c, fromClient: i == 0}
 		c.h[i] = h
 	}
 	return h
