@@ -125,9 +125,9 @@ type Pipeline struct {
 	active, ended connList
 	waits         wakeups
 	due           []*conn
-	pk            []int      // Frame.Packets, reused
-	big           [][]byte   // buffers for wanted frame bodies; see pool.go
-	spareConn     *conn      // the last one evicted, for the next new one
+	pk            []int    // Frame.Packets, reused
+	big           [][]byte // buffers for wanted frame bodies; see pool.go
+	spareConn     *conn    // the last one evicted, for the next new one
 	spareHalves   []*half
 	slabs         []*slab    // memory for held segments; see pool.go
 	free          []chunkRef // chunks of slabs not in use
