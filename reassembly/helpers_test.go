@@ -385,6 +385,9 @@ func checkBuffers(t *testing.T, p *Pipeline) {
 	if sum != p.buffered {
 		t.Fatalf("pipeline counts %d bytes buffered, connections hold %d", p.buffered, sum)
 	}
+	if n := p.active.n + p.ended.n; n != p.conns.len() {
+		t.Fatalf("%d connections in the table, %d in the lists", p.conns.len(), n)
+	}
 }
 
 // expect runs v's packets with testConfig and checks the event lines.
