@@ -86,4 +86,25 @@
 // 4-tuple (new ConnKey.ID).
 //
 // Capture timestamps drive every timeout; wall-clock time is never used.
+//
+// A connection ends at FIN from every direction that sent anything (a
+// direction never seen, not even its SYN-ACK, is not captured and not
+// waited for), at RST, after Config.IdleTimeout without packets, when the
+// input ends, or when Config.MaxConns connections are open and a new one
+// comes: the least recently active is then Evicted.
+//
+// # Scale
+//
+// A capture may hold millions of connections, so nothing passes over all
+// of them while packets come: the connection table is a hash table of
+// pointers (conntable.go), open connections sit in a list ordered by last
+// activity (idle timeouts and eviction take from its front), ended ones in
+// a list ordered by end, and connections waiting for a hole in a heap
+// ordered by deadline (evict.go). A tick costs what falls due, and the
+// events of one tick come in creation order as a pass over all would emit
+// them. An idle connection holds about 450 bytes: a direction is allocated
+// on its first packet, times are kept as nanoseconds, resync state and
+// buffers larger than a few hundred bytes are allocated only while needed
+// (pool.go), and out-of-order data lives in reused chunks outside the Go
+// heap.
 package reassembly

@@ -6,7 +6,7 @@ import (
 )
 
 // Event is one of *Frame, *Gap, *Unparseable, *Incomplete, *Retransmission,
-// *BufferLimit, *PortDetected, *ConnEnd. An event may be kept, but the
+// *BufferLimit, *PortDetected, *Evicted, *ConnEnd. An event may be kept, but the
 // slices inside it (Frame.Data, Frame.Packets) are valid only during the emit
 // call: the Pipeline reuses their memory.
 type Event interface{ isEvent() }
@@ -73,7 +73,7 @@ type Unparseable struct {
 // gap ends before the end of a frame whose size is known, the frame's
 // remaining bytes are counted and the event comes at its end. Reason is one
 // of "gap", "end of capture", "connection reset", "connection closed",
-// "idle timeout". Head holds the frame's first captured bytes (size prefix
+// "idle timeout", "evicted". Head holds the frame's first captured bytes (size prefix
 // included, at most 4+HeadLen, only those before the first gap) so that a
 // caller can read a request's header; it is valid only during the emit call.
 type Incomplete struct {
@@ -108,6 +108,19 @@ type PortDetected struct {
 	Time   time.Time
 }
 
+// Evicted says the connection table was full (Config.MaxConns) when a new
+// connection came, so Conn, the least recently active one, was ended: what
+// it held is flushed as at its end (a cut frame is Incomplete with reason
+// "evicted") and a ConnEnd follows. A later packet of it starts a new
+// connection, picked up mid-stream.
+type Evicted struct {
+	Conn     ConnKey
+	ConnID   uint64
+	Time     time.Time // of the packet that needed the room
+	LastSeen time.Time // of Conn's last packet
+	MaxConns int
+}
+
 // ConnEnd says no more events will come for Conn: FIN both ways, RST, idle
 // timeout, a new connection on the same 4-tuple, or end of input.
 type ConnEnd struct {
@@ -124,4 +137,5 @@ func (*Incomplete) isEvent()     {}
 func (*Retransmission) isEvent() {}
 func (*BufferLimit) isEvent()    {}
 func (*PortDetected) isEvent()   {}
+func (*Evicted) isEvent()        {}
 func (*ConnEnd) isEvent()        {}

@@ -310,6 +310,8 @@ func (r *recorder) emit(e Event) {
 		s = fmt.Sprintf("port %s", e.Server)
 	case *ConnEnd:
 		s = fmt.Sprintf("end c%d %s>%s reset=%v", e.ConnID, e.Conn.Client, e.Conn.Server, e.Reset)
+	case *Evicted:
+		s = fmt.Sprintf("evicted c%d %s>%s last=%s max=%d", e.ConnID, e.Conn.Client, e.Conn.Server, e.LastSeen.Sub(t0), e.MaxConns)
 	}
 	if _, ok := e.(*Frame); !ok {
 		r.events = append(r.events, e)
@@ -364,8 +366,8 @@ func runWith(t *testing.T, cfg Config, pkts []pkt, order []int, withPkt bool) (*
 	r.pkt = 0
 	p.Close()
 	checkBuffers(t, p)
-	if p.buffered != 0 || len(p.conns) != 0 {
-		t.Fatalf("after Close: %d bytes buffered, %d flows", p.buffered, len(p.conns))
+	if p.buffered != 0 || p.conns.len() != 0 {
+		t.Fatalf("after Close: %d bytes buffered, %d flows", p.buffered, p.conns.len())
 	}
 	return r, p
 }
@@ -377,13 +379,15 @@ func checkBuffers(t *testing.T, p *Pipeline) {
 	t.Helper()
 	sum := 0
 	seen := map[*conn]bool{}
-	for _, c := range p.conns {
+	for c := range p.conns.all() {
 		if seen[c] {
 			continue
 		}
 		seen[c] = true
-		for i := range c.h {
-			h := &c.h[i]
+		for i, h := range c.h {
+			if h == nil {
+				continue
+			}
 			n := 0
 			for _, s := range h.ooo {
 				n += len(s.data)
@@ -396,6 +400,9 @@ func checkBuffers(t *testing.T, p *Pipeline) {
 	}
 	if sum != p.buffered {
 		t.Fatalf("pipeline counts %d bytes buffered, connections hold %d", p.buffered, sum)
+	}
+	if n := p.active.n + p.ended.n; n != p.conns.len() {
+		t.Fatalf("%d connections in the table, %d in the lists", p.conns.len(), n)
 	}
 }
 

@@ -1,7 +1,9 @@
 package reassembly
 
 import (
+	"cmp"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/google/gopacket"
@@ -15,6 +17,7 @@ const (
 	DefaultMaxTotalBuffer = 64 << 20
 	DefaultReorderWait    = 3 * time.Second
 	DefaultIdleTimeout    = 5 * time.Minute
+	DefaultMaxConns       = 1_000_000
 )
 
 // Framing constants; see the package documentation.
@@ -69,6 +72,12 @@ type Config struct {
 	ReorderWait time.Duration
 	// IdleTimeout ends connections without packets for that long.
 	IdleTimeout time.Duration
+	// MaxConns caps the connections followed at once. A new connection
+	// beyond it ends the least recently active one, which is reported
+	// Evicted. Connections already ended but still remembered (for
+	// ReorderWait, so that their late packets are not taken for new
+	// connections) are forgotten first, silently.
+	MaxConns int
 }
 
 // Stats counts what the Pipeline saw.
@@ -85,6 +94,7 @@ type Stats struct {
 	Retransmissions  int64
 	UnparseableBytes int64
 	BufferLimits     int64
+	Evicted          int64 // connections ended by MaxConns
 }
 
 // Add adds o's counters to s: the totals of several pipelines, one a file.
@@ -112,13 +122,14 @@ type Pipeline struct {
 	cfg  Config
 	emit func(Event)
 
-	conns    map[tuple]*conn
+	conns    connTable
 	last     tuple // one-entry cache: consecutive packets mostly share a flow
 	lastConn *conn
 	detected map[netip.AddrPort]bool
 	nextID   uint64
 	num      int // packet number
 	now      time.Time
+	loc      *time.Location // of the capture's timestamps, to rebuild them from nanoseconds
 	nextTick time.Time
 	buffered int // bytes held across all connections
 	seg      segment
@@ -127,6 +138,23 @@ type Pipeline struct {
 	// known and knownListed are scratch space of half.swallowsKnown.
 	known       []int
 	knownListed bool
+
+	// Every connection is in exactly one of active (least recently active
+	// first: idle timeouts and eviction take from the front) or ended
+	// (remembered for ReorderWait after its end, oldest first). waits holds
+	// connections with a hole or a FIN waiting for ReorderWait. Together
+	// they keep the work of a tick proportional to what is due, not to the
+	// number of connections.
+	active, ended connList
+	waits         wakeups
+	due           []*conn
+	pk            []int    // Frame.Packets, reused
+	big           [][]byte // buffers for wanted frame bodies; see pool.go
+	spareConn     *conn    // the last one evicted, for the next new one
+	spareHalves   []*half
+	slabs         []*slab    // memory for held segments; see pool.go
+	free          []chunkRef // chunks of slabs not in use
+	freeLow       int        // fewest free chunks since the last tick
 }
 
 // NewPipeline returns a Pipeline that reports to emit.
@@ -146,11 +174,14 @@ func NewPipeline(cfg Config, emit func(Event)) *Pipeline {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
 	return &Pipeline{
 		cfg:      cfg,
 		emit:     emit,
-		conns:    make(map[tuple]*conn),
 		detected: make(map[netip.AddrPort]bool),
+		loc:      time.UTC,
 	}
 }
 
@@ -167,6 +198,7 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 	if ts.After(p.now) {
 		p.now = ts
 	}
+	p.loc = ts.Location()
 	if !p.nextTick.After(p.now) {
 		p.tick()
 	}
@@ -192,7 +224,7 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 	t := tuple{s.src, s.dst}
 	c := p.lastConn
 	if c == nil || t != p.last {
-		c = p.conns[t]
+		c = p.conns.get(t.src, t.dst)
 		if c == nil {
 			if s.flags&flagSYN == 0 && s.claimed == 0 {
 				// A bare ACK, FIN or RST starts nothing: typically the
@@ -207,11 +239,7 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 		}
 		p.last, p.lastConn = t, c
 	}
-	fromClient := s.src == c.h[0].src
-	h := &c.h[1]
-	if fromClient {
-		h = &c.h[0]
-	}
+	h := c.half(s.src)
 	if c.replacedBy(h, s) {
 		p.endConn(c, "connection closed", ts, false)
 		p.removeConn(c)
@@ -225,79 +253,45 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 		p.stats.Ignored++
 		return
 	}
-	c.lastSeen = ts
-	if s.flags&flagACK != 0 {
+	c.lastSeen = p.now.UnixNano()
+	p.active.touch(c)
+	if o := h.other(); o != nil && s.flags&flagACK != 0 {
 		// Before this segment's own bytes: a response must find the
-		// request its ACK proves lost or released (see half.acked).
-		c.other(h).acked(s.ack, ts)
+		// request its ACK proves lost or released (see half.acked). A
+		// direction not seen yet has nothing to acknowledge.
+		o.acked(s.ack, ts)
 	}
 	h.segment(s, p.num, ts)
 	if c.swap {
 		c.swapRoles()
 	}
-	if s.flags&flagRST != 0 {
+	switch {
+	case s.flags&flagRST != 0:
 		p.endConn(c, "connection reset", ts, true)
-	} else if c.h[0].closed && c.h[1].closed {
+	case c.ended:
+	case c.closed():
 		p.endConn(c, "connection closed", ts, false)
+	default:
+		p.scheduleWake(c)
 	}
 }
 
 // Close flushes all connections as at the end of input: held out-of-order
-// data is delivered after Gaps, cut frames become Incomplete events.
+// data is delivered after Gaps, cut frames become Incomplete events. It
+// goes through them in creation order, so that its events are
+// deterministic.
 func (p *Pipeline) Close() {
-	for _, c := range p.connList() {
+	list := make([]*conn, 0, p.conns.len())
+	for c := range p.conns.all() {
+		list = append(list, c)
+	}
+	slices.SortFunc(list, func(a, b *conn) int { return cmp.Compare(a.key.ID, b.key.ID) })
+	for i, c := range list {
 		p.endConn(c, "end of capture", p.now, false)
 		p.removeConn(c)
+		list[i] = nil // let the garbage collector have it now
 	}
-}
-
-// connList returns each connection once, in creation order, so flushes emit
-// events deterministically.
-func (p *Pipeline) connList() []*conn {
-	var list []*conn
-	for t, c := range p.conns {
-		if t.src == c.h[0].src {
-			list = append(list, c)
-		}
-	}
-	for i := 1; i < len(list); i++ {
-		for j := i; j > 0 && list[j].key.ID < list[j-1].key.ID; j-- {
-			list[j], list[j-1] = list[j-1], list[j]
-		}
-	}
-	return list
-}
-
-// tick runs the capture-time housekeeping: give up waiting for holes older
-// than ReorderWait and drop idle connections. It is the equivalent of
-// gopacket's FlushWithOptions driven by packet timestamps.
-func (p *Pipeline) tick() {
-	p.nextTick = p.now.Add(time.Second)
-	reorder := p.now.Add(-p.cfg.ReorderWait)
-	idle := p.now.Add(-p.cfg.IdleTimeout)
-	for _, c := range p.connList() {
-		if c.ended {
-			if c.lastSeen.Before(reorder) {
-				p.removeConn(c)
-			}
-			continue
-		}
-		if c.lastSeen.Before(idle) {
-			p.endConn(c, "idle timeout", p.now, false)
-			p.removeConn(c)
-			continue
-		}
-		for i := range c.h {
-			h := &c.h[i]
-			for len(h.ooo) > 0 && h.ooo[0].ts.Before(reorder) {
-				h.skipHole(p.now)
-			}
-			// A FIN is out of order too when bytes before it are missing.
-			if h.finHole(reorder) {
-				h.skipFinHole(p.now)
-			}
-		}
-	}
+	p.freeAll()
 }
 
 // newConn decides whether t is Kafka and which side is the broker.
@@ -327,12 +321,18 @@ func (p *Pipeline) newConn(t tuple, s *segment, ts time.Time) *conn {
 		p.stats.Ignored++
 		return nil
 	}
+	if p.conns.len() >= p.cfg.MaxConns {
+		p.makeRoom(ts)
+	}
 	p.nextID++
-	c := &conn{p: p, key: ConnKey{Client: client, Server: server, ID: p.nextID}, decided: decided, lastSeen: ts}
-	c.h[0].init(c, true, client, server)
-	c.h[1].init(c, false, server, client)
-	p.conns[tuple{client, server}] = c
-	p.conns[tuple{server, client}] = c
+	c := p.spareConn
+	p.spareConn = nil
+	if c == nil {
+		c = new(conn)
+	}
+	*c = conn{p: p, key: ConnKey{Client: client, Server: server, ID: p.nextID}, decided: decided, lastSeen: p.now.UnixNano()}
+	p.conns.put(c)
+	p.active.pushBack(c)
 	if decided {
 		p.stats.Connections++
 	}
@@ -340,16 +340,20 @@ func (p *Pipeline) newConn(t tuple, s *segment, ts time.Time) *conn {
 }
 
 func (p *Pipeline) removeConn(c *conn) {
-	for _, t := range [2]tuple{{c.key.Client, c.key.Server}, {c.key.Server, c.key.Client}} {
-		if p.conns[t] == c {
-			delete(p.conns, t)
-		}
-	}
+	p.conns.delete(c)
 	if p.lastConn == c {
 		p.lastConn = nil
 	}
-	for i := range c.h {
-		c.h[i].release()
+	if c.ended {
+		p.ended.remove(c)
+	} else {
+		p.active.remove(c)
+	}
+	p.waits.remove(c)
+	for _, h := range c.h {
+		if h != nil {
+			h.release()
+		}
 	}
 }
 
@@ -359,12 +363,21 @@ func (p *Pipeline) endConn(c *conn, reason string, ts time.Time, reset bool) {
 		return
 	}
 	c.ended = true
-	for i := range c.h {
-		c.h[i].finish(reason, ts)
+	p.active.remove(c)
+	c.lastSeen = p.now.UnixNano()
+	p.ended.pushBack(c)
+	p.waits.remove(c)
+	for _, h := range c.h {
+		if h != nil {
+			h.finish(reason, ts)
+		}
 	}
 	if c.decided {
 		p.emit(&ConnEnd{Conn: c.key, ConnID: c.key.ID, Time: ts, Reset: reset})
 	}
+	// An ended connection is remembered only to ignore its late packets,
+	// which needs its key, not its directions.
+	c.h = [2]*half{}
 }
 
 // detectedServer records a port found by the DetectPorts heuristic.
@@ -376,21 +389,45 @@ func (p *Pipeline) detectedServer(c *conn, ts time.Time) {
 	}
 }
 
+// conn is kept small: a capture may hold a million of them. A direction
+// is allocated when its first packet comes (many never send one), times
+// are capture nanoseconds (see Pipeline.timeAt), and what only resyncing
+// needs hangs off half.resyncState.
 type conn struct {
-	p        *Pipeline
-	key      ConnKey
-	h        [2]half // client→server, server→client
-	decided  bool    // roles known; false while DetectPorts probes
-	swap     bool    // roles found reversed; see swapRoles
-	ended    bool
-	lastSeen time.Time
+	p          *Pipeline
+	key        ConnKey
+	h          [2]*half // client→server, server→client; nil until a packet comes
+	prev, next *conn    // in Pipeline.active or Pipeline.ended
+	lastSeen   int64    // capture time of the last packet, or of the end once ended
+	heapIdx    int32    // 1-based position in Pipeline.waits, 0 when not there
+	decided    bool     // roles known; false while DetectPorts probes
+	swap       bool     // roles found reversed; see swapRoles
+	ended      bool
 }
 
+// half returns the direction sent by src, allocating it on first use.
 func (c *conn) half(src netip.AddrPort) *half {
-	if src == c.h[0].src {
-		return &c.h[0]
+	i := 1
+	if src == c.key.Client {
+		i = 0
 	}
-	return &c.h[1]
+	h := c.h[i]
+	if h == nil {
+		h = c.p.newHalf()
+		*h = half{c: c, fromClient: i == 0}
+		c.h[i] = h
+	}
+	return h
+}
+
+// closed reports whether the connection is over: every direction seen is
+// closed. A direction that has sent nothing, not even an ACK, by the time
+// the other one closed is not being captured (a one-sided capture, or a
+// peer that never answered): waiting for it would keep such connections,
+// and what their requests wait for, until the idle timeout.
+func (c *conn) closed() bool {
+	c0, c1 := c.h[0], c.h[1]
+	return (c0 != nil || c1 != nil) && (c0 == nil || c0.closed) && (c1 == nil || c1.closed)
 }
 
 // replacedBy reports whether s opens a new connection on c's 4-tuple: a SYN

@@ -143,7 +143,7 @@ func FuzzPipeline(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, link uint8) {
 		p := NewPipeline(Config{BrokerPorts: testConfig().BrokerPorts, DetectPorts: link&0x80 != 0, PlausibleRequest: plausible,
-			MaxFrame: 1 << 16, MaxConnBuffer: 1 << 12, MaxTotalBuffer: 1 << 14}, func(Event) {})
+			MaxFrame: 1 << 16, MaxConnBuffer: 1 << 12, MaxTotalBuffer: 1 << 14, MaxConns: 2}, func(Event) {})
 		// Feed the input as one packet and as a series of packets cut from
 		// it, seconds apart so that the timeouts run too; the buffer
 		// accounting must hold throughout and end at zero.
@@ -156,6 +156,9 @@ func FuzzPipeline(f *testing.F) {
 		p.Close()
 		if p.buffered != 0 {
 			t.Fatalf("%d bytes buffered after Close", p.buffered)
+		}
+		if p.conns.len() != 0 || p.active.n != 0 || p.ended.n != 0 || len(p.waits) != 0 {
+			t.Fatalf("after Close: %d connections, lists %d+%d, %d waiting", p.conns.len(), p.active.n, p.ended.n, len(p.waits))
 		}
 	})
 }

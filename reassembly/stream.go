@@ -13,7 +13,8 @@ type held struct {
 	off, end int64
 	data     []byte
 	pkt      int
-	ts       time.Time
+	ts       int64    // capture nanoseconds
+	chunk    chunkRef // data's memory when it is a chunk; see pool.go
 }
 
 // mark remembers where a packet's bytes begin in a buffer, for Packets and
@@ -21,26 +22,28 @@ type held struct {
 type mark struct {
 	off int64
 	pkt int
-	ts  time.Time
+	ts  int64 // capture nanoseconds
 }
 
 // half is one direction of a connection: sequence tracking plus framing.
+// Its size matters (see conn); times are capture nanoseconds.
 type half struct {
-	c          *conn
-	fromClient bool
-	src, dst   netip.AddrPort
+	c *conn
 
-	started, synSeen, closed bool
+	// The flags are together, so that they share one word.
+	fromClient, started, synSeen, closed, fin bool
+	decidedWant, want                         bool // in sync, see below
+	resyncing                                 bool // out of sync, see below
 	// framed: a frame boundary has been known in this direction (after the
 	// SYN or an accepted re-synchronisation). Until then, skipped bytes of a
 	// direction captured without its SYN are the tail of frames sent before
 	// the capture started, not damage.
-	framed       bool
+	framed bool
+
 	isn, nextSeq uint32
 	nextOff      int64
-	fin          bool
 	finOff       int64
-	finTs        time.Time // when the FIN came, for ReorderWait
+	finTs        int64 // when the FIN came, for ReorderWait
 	ooo          []held
 	oooBytes     int
 	// ackOff is the highest stream offset the peer has acknowledged: bytes
@@ -51,34 +54,59 @@ type half struct {
 	have, fOff, size int64 // size 0 = prefix not complete yet
 	// lost counts the bytes of the current frame that a gap took; a frame
 	// with lost bytes is collected to its known end and reported Incomplete.
-	lost        int64
-	decidedWant bool
-	want        bool
-	reserved    int // bytes reserved against the buffer caps for buf
-	buf         []byte
-	marks       []mark
-	first, last time.Time
+	lost     int64
+	reserved int // bytes reserved against the buffer caps for buf
+	buf      []byte
+	marks    []mark
+	last     int64 // the frame's first packet is marks[0]
 
-	// Out of sync: rbuf holds bytes from rOff not yet rejected as frame
-	// starts; junkOff is where skipped bytes begin.
-	resyncing         bool
+	// Out of sync; the state is allocated by the first startResync.
+	*resyncState
+	corr  []int32 // client side: recent correlation IDs, a ring of RecentRequests
+	ncorr int
+}
+
+// resyncState is what a direction needs while out of sync: rbuf holds
+// bytes from rOff not yet rejected as frame starts; junkOff is where
+// skipped bytes begin.
+type resyncState struct {
 	rbuf              []byte
 	rmarks            []mark
 	rOff              int64
 	scanFrom, junkOff int64
 	spare             []byte
 	spareMarks        []mark
-	corr              [RecentRequests]int32 // client side: recent correlation IDs
-	ncorr             int
-	pk                []int
 }
 
-func (h *half) init(c *conn, fromClient bool, src, dst netip.AddrPort) {
-	*h = half{c: c, fromClient: fromClient, src: src, dst: dst}
+// src and dst follow the connection's roles, which DetectPorts may swap.
+func (h *half) src() netip.AddrPort {
+	if h.fromClient {
+		return h.c.key.Client
+	}
+	return h.c.key.Server
 }
+
+func (h *half) dst() netip.AddrPort {
+	if h.fromClient {
+		return h.c.key.Server
+	}
+	return h.c.key.Client
+}
+
+// other is the opposite direction, nil until it sends a packet.
+func (h *half) other() *half {
+	if h.c.h[0] == h {
+		return h.c.h[1]
+	}
+	return h.c.h[0]
+}
+
+// client is the client→broker direction of h's connection, nil until it
+// sends a packet.
+func (h *half) client() *half { return h.c.h[0] }
 
 func (h *half) flow() Flow {
-	return Flow{Conn: h.c.key, ConnID: h.c.key.ID, FromClient: h.fromClient, Src: h.src, Dst: h.dst}
+	return Flow{Conn: h.c.key, ConnID: h.c.key.ID, FromClient: h.fromClient, Src: h.src(), Dst: h.dst()}
 }
 
 func (h *half) emit(e Event) {
@@ -111,7 +139,7 @@ func (h *half) segment(s *segment, pkt int, ts time.Time) {
 	off := h.nextOff + int64(int32(seq-h.nextSeq))
 	end := off + int64(s.claimed)
 	if s.flags&flagFIN != 0 && !h.fin {
-		h.fin, h.finOff, h.finTs = true, end, ts
+		h.fin, h.finOff, h.finTs = true, end, ts.UnixNano()
 	}
 	if end > off {
 		h.data(off, end, s.payload, pkt, ts)
@@ -122,7 +150,7 @@ func (h *half) segment(s *segment, pkt int, ts time.Time) {
 func (h *half) checkFin(ts time.Time) {
 	if h.fin && !h.closed && len(h.ooo) == 0 && h.nextOff >= h.finOff {
 		h.finish("connection closed", ts)
-		if h.c.h[0].closed && h.c.h[1].closed {
+		if h.c.closed() {
 			h.c.p.endConn(h.c, "connection closed", ts, false)
 		}
 	}
@@ -145,14 +173,6 @@ func (h *half) data(off, end int64, payload []byte, pkt int, ts time.Time) {
 	}
 	h.deliver(end, payload, pkt, ts)
 	h.drain()
-}
-
-// other returns the opposite direction of h.
-func (c *conn) other(h *half) *half {
-	if h == &c.h[0] {
-		return &c.h[1]
-	}
-	return &c.h[0]
 }
 
 // acked takes an acknowledgement number the peer sent for h's bytes. Bytes
@@ -254,7 +274,8 @@ func (h *half) hold(off, end int64, payload []byte, pkt int, ts time.Time) {
 	for _, pc := range pieces {
 		lo := min(pc[0]-off, int64(len(payload)))
 		hi := min(pc[1]-off, int64(len(payload)))
-		data := append([]byte(nil), payload[lo:hi]...)
+		data, chunk := p.heldBuf(int(hi - lo))
+		data = append(data, payload[lo:hi]...)
 		h.oooBytes += len(data)
 		p.buffered += len(data)
 		i := len(h.ooo)
@@ -263,7 +284,7 @@ func (h *half) hold(off, end int64, payload []byte, pkt int, ts time.Time) {
 		}
 		h.ooo = append(h.ooo, held{})
 		copy(h.ooo[i+1:], h.ooo[i:])
-		h.ooo[i] = held{off: pc[0], end: pc[1], data: data, pkt: pkt, ts: ts}
+		h.ooo[i] = held{off: pc[0], end: pc[1], data: data, pkt: pkt, ts: ts.UnixNano(), chunk: chunk}
 	}
 	if h.overCap() {
 		p.stats.BufferLimits++
@@ -285,7 +306,13 @@ func (h *half) overCap() bool {
 // buffered is what the connection holds against MaxConnBuffer: out-of-order
 // segments and reserved frame bodies of both directions.
 func (c *conn) buffered() int {
-	return c.h[0].oooBytes + c.h[0].reserved + c.h[1].oooBytes + c.h[1].reserved
+	n := 0
+	for _, h := range c.h {
+		if h != nil {
+			n += h.oooBytes + h.reserved
+		}
+	}
+	return n
 }
 
 // drain delivers held segments that became contiguous.
@@ -293,21 +320,25 @@ func (h *half) drain() {
 	for len(h.ooo) > 0 && h.ooo[0].off <= h.nextOff {
 		s := h.ooo[0]
 		copy(h.ooo, h.ooo[1:])
+		h.ooo[len(h.ooo)-1] = held{} // the copy must not keep s.data alive
 		h.ooo = h.ooo[:len(h.ooo)-1]
+		if len(h.ooo) == 0 {
+			h.ooo = nil
+		}
 		h.oooBytes -= len(s.data)
 		h.c.p.buffered -= len(s.data)
-		if s.end <= h.nextOff {
-			continue
+		if s.end > h.nextOff {
+			cut := min(h.nextOff-s.off, int64(len(s.data)))
+			h.deliver(s.end, s.data[cut:], s.pkt, h.c.p.timeAt(s.ts))
 		}
-		cut := min(h.nextOff-s.off, int64(len(s.data)))
-		h.deliver(s.end, s.data[cut:], s.pkt, s.ts)
+		h.c.p.freeHeld(s)
 	}
 }
 
 // finHole reports whether the bytes before a FIN are missing with no
 // held segment after them, since before the given time.
-func (h *half) finHole(before time.Time) bool {
-	return h.fin && !h.closed && len(h.ooo) == 0 && h.nextOff < h.finOff && h.finTs.Before(before)
+func (h *half) finHole(before int64) bool {
+	return h.fin && !h.closed && len(h.ooo) == 0 && h.nextOff < h.finOff && h.finTs < before
 }
 
 // skipFinHole gives up on the bytes missing before the FIN, which closes
@@ -408,8 +439,11 @@ func (h *half) release() {
 	p := h.c.p
 	p.buffered -= h.oooBytes + h.reserved
 	h.oooBytes, h.reserved = 0, 0
-	h.ooo, h.buf, h.marks, h.rbuf, h.rmarks, h.spare, h.spareMarks, h.pk = nil, nil, nil, nil, nil, nil, nil, nil
-	h.have = 0
+	for _, s := range h.ooo {
+		p.freeHeld(s)
+	}
+	h.ooo, h.buf, h.marks, h.resyncState = nil, nil, nil, nil
+	h.have, h.resyncing = 0, false
 }
 
 func (h *half) incomplete(reason string, ts time.Time) {
@@ -428,10 +462,24 @@ func (h *half) resetFrame() {
 	h.c.p.buffered -= h.reserved
 	h.reserved = 0
 	h.have, h.size, h.lost = 0, 0, 0
-	if cap(h.buf) > 1<<20 {
-		h.buf = nil // keep memory flat after a large frame
+	// What a connection keeps between frames stays small: a million idle
+	// connections must not each hold the largest frame they ever carried.
+	if cap(h.buf) > keepBuf {
+		h.c.p.putBig(h.buf)
+		h.buf = nil
+	}
+	if cap(h.marks) > keepMarks {
+		h.marks = nil
 	}
 }
+
+// Capacities kept for reuse between frames and resynchronisations; larger
+// buffers are dropped.
+const (
+	keepBuf    = 512
+	keepMarks  = 16
+	keepResync = 512
+)
 
 // flushJunk reports the bytes skipped while out of sync, up to upTo.
 func (h *half) flushJunk(upTo int64, ts time.Time) {
@@ -445,8 +493,14 @@ func (h *half) flushJunk(upTo int64, ts time.Time) {
 
 func (h *half) startResync(at int64) {
 	h.resetFrame()
+	if h.resyncState == nil {
+		h.resyncState = new(resyncState)
+	}
 	h.resyncing = true
 	h.rbuf, h.rmarks = h.rbuf[:0], h.rmarks[:0]
+	if cap(h.rbuf) > keepResync {
+		h.rbuf, h.rmarks = nil, nil
+	}
 	h.rOff, h.junkOff, h.scanFrom = at, at, at
 }
 
@@ -488,12 +542,11 @@ func (h *half) synced(data []byte, off int64, pkt int, ts time.Time) {
 			}
 			h.fOff, h.size, h.decidedWant, h.want = off, 0, false, false
 			h.buf, h.marks = h.buf[:0], h.marks[:0]
-			h.first = ts
 		}
 		if (len(h.marks) == 0 || h.marks[len(h.marks)-1].pkt != pkt) && len(h.marks) < MaxFramePackets {
-			h.marks = append(h.marks, mark{off, pkt, ts})
+			h.marks = append(h.marks, mark{off, pkt, ts.UnixNano()})
 		}
-		h.last = ts
+		h.last = ts.UnixNano()
 		var take int64
 		switch {
 		case h.size == 0:
@@ -559,7 +612,7 @@ func (h *half) corruptSplitPrefix(ts time.Time) {
 		if i+1 < nm {
 			end = ms[i+1].off
 		}
-		h.frame(b[ms[i].off-start:end-start], ms[i].off, ms[i].pkt, ms[i].ts)
+		h.frame(b[ms[i].off-start:end-start], ms[i].off, ms[i].pkt, h.c.p.timeAt(ms[i].ts))
 	}
 }
 
@@ -584,13 +637,22 @@ func (h *half) decideWant(ts time.Time) {
 	}
 	h.reserved = int(h.size)
 	p.buffered += h.reserved
+	if cap(h.buf) < int(h.size) {
+		h.buf = append(p.bigBuf(int(h.size)), h.buf...)
+	}
 }
 
 // noteCorr remembers a request's correlation ID so the response direction
 // can re-synchronise on the matching response.
 func (h *half) noteCorr(f []byte) {
 	if h.fromClient && len(f) >= 12 {
-		h.corr[h.ncorr%RecentRequests] = int32(binary.BigEndian.Uint32(f[8:]))
+		id := int32(binary.BigEndian.Uint32(f[8:]))
+		// The ring grows as requests come: most connections carry a few.
+		if len(h.corr) < RecentRequests {
+			h.corr = append(h.corr, id)
+		} else {
+			h.corr[h.ncorr%RecentRequests] = id
+		}
 		h.ncorr++
 	}
 }
@@ -599,7 +661,7 @@ func (h *half) noteCorr(f []byte) {
 // another scan, after the request frame was emitted so that the caller sees
 // the request first.
 func (h *half) kickResponses(ts time.Time) {
-	if srv := &h.c.h[1]; h.fromClient && srv != h && srv.resyncing && len(srv.rbuf) >= 8 {
+	if srv := h.c.h[1]; h.fromClient && srv != nil && srv != h && srv.resyncing && len(srv.rbuf) >= 8 {
 		srv.scan(ts, false)
 	}
 }
@@ -612,26 +674,32 @@ func (h *half) emitWhole(f []byte, off int64, pkt int, ts time.Time) {
 			data, trunc = f[:4+HeadLen], true
 		}
 	}
-	h.pk = append(h.pk[:0], pkt)
-	h.c.p.stats.Frames++
+	p := h.c.p
+	p.pk = append(p.pk[:0], pkt)
+	p.stats.Frames++
 	h.emit(&Frame{Flow: h.flow(), StreamOffset: off, Size: len(f), Data: data, Truncated: trunc,
-		Packets: h.pk, First: ts, Last: ts, PeerPending: h.peerPending()})
+		Packets: p.pk, First: ts, Last: ts, PeerPending: h.peerPending()})
 	h.kickResponses(ts)
 }
 
 // peerPending is Frame.PeerPending.
-func (h *half) peerPending() bool { return !h.fromClient && h.c.h[0].unreleased() }
+func (h *half) peerPending() bool {
+	cl := h.client()
+	return !h.fromClient && cl != nil && cl.unreleased()
+}
 
 func (h *half) emitCollected() {
-	h.pk = h.pk[:0]
+	p := h.c.p
+	p.pk = p.pk[:0]
 	for _, m := range h.marks {
-		h.pk = append(h.pk, m.pkt)
+		p.pk = append(p.pk, m.pkt)
 	}
-	h.c.p.stats.Frames++
+	p.stats.Frames++
+	last := p.timeAt(h.last)
 	h.emit(&Frame{Flow: h.flow(), StreamOffset: h.fOff, Size: int(h.size), Data: h.buf, Truncated: !h.want,
-		Packets: h.pk, First: h.first, Last: h.last, PeerPending: h.peerPending()})
+		Packets: p.pk, First: p.timeAt(h.marks[0].ts), Last: last, PeerPending: h.peerPending()})
 	h.resetFrame()
-	h.kickResponses(h.last)
+	h.kickResponses(last)
 }
 
 func (h *half) resyncFeed(data []byte, off int64, pkt int, ts time.Time) {
@@ -639,7 +707,7 @@ func (h *half) resyncFeed(data []byte, off int64, pkt int, ts time.Time) {
 		h.rOff = off
 	}
 	h.rbuf = append(h.rbuf, data...)
-	h.rmarks = append(h.rmarks, mark{off, pkt, ts})
+	h.rmarks = append(h.rmarks, mark{off, pkt, ts.UnixNano()})
 	h.scan(ts, false)
 }
 
@@ -660,6 +728,11 @@ const (
 func (h *half) dropPending(i int) {
 	n := copy(h.rbuf, h.rbuf[i:])
 	h.rbuf = h.rbuf[:n]
+	// A direction out of sync keeps what it may still need, not the
+	// capacity of the largest segment it scanned: there may be a million.
+	if c := cap(h.rbuf); c > 256 && n < c/4 {
+		h.rbuf = append(make([]byte, 0, max(2*n, 64)), h.rbuf...)
+	}
 	h.rOff += int64(i)
 	k := 0
 	for k+1 < len(h.rmarks) && h.rmarks[k+1].off <= h.rOff {
@@ -675,10 +748,9 @@ func (h *half) dropPending(i int) {
 func (h *half) scan(ts time.Time, final bool) {
 	cfg := h.cfg()
 	var corrMask uint64
-	if !h.fromClient {
-		c := &h.c.h[0]
-		for i := 0; i < min(c.ncorr, RecentRequests); i++ {
-			corrMask |= 1 << (uint32(c.corr[i]) & 63)
+	if c := h.client(); !h.fromClient && c != nil {
+		for _, id := range c.corr {
+			corrMask |= 1 << (uint32(id) & 63)
 		}
 	}
 	b := h.rbuf
@@ -744,7 +816,8 @@ func (h *half) scan(ts time.Time, final bool) {
 // correlation ID of a recent request.
 func (h *half) knownResponse(f []byte, corrMask uint64) bool {
 	corr := int32(binary.BigEndian.Uint32(f[4:]))
-	return corrMask&(1<<(uint32(corr)&63)) != 0 && h.c.h[0].hasCorr(corr)
+	cl := h.client()
+	return corrMask&(1<<(uint32(corr)&63)) != 0 && cl != nil && cl.hasCorr(corr)
 }
 
 // chain follows the size prefixes from b[i] and says whether they form a
@@ -832,12 +905,7 @@ func (h *half) reaches(b []byte, j, end int) bool {
 }
 
 func (h *half) hasCorr(corr int32) bool {
-	for i := 0; i < min(h.ncorr, RecentRequests); i++ {
-		if h.corr[i] == corr {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(h.corr, corr)
 }
 
 // accept re-enters sync at rbuf[i] and feeds the buffered bytes again.
@@ -858,11 +926,14 @@ func (h *half) accept(i int, ts time.Time) {
 			to = marks[j+1].off
 		}
 		if to > from {
-			h.frame(old[from-oldOff:to-oldOff], from, m.pkt, m.ts)
+			h.frame(old[from-oldOff:to-oldOff], from, m.pkt, h.c.p.timeAt(m.ts))
 		}
 	}
-	if h.spare == nil {
+	if h.resyncState != nil && h.spare == nil && cap(old) <= keepResync {
 		h.spare, h.spareMarks = old[:0], marks[:0]
+	}
+	if h.resyncState != nil && cap(h.rbuf) > keepResync {
+		h.rbuf, h.rmarks = nil, nil
 	}
 }
 
@@ -875,15 +946,24 @@ func (h *half) accept(i int, ts time.Time) {
 // is then still reported once the next request shows the connection is
 // Kafka. Other connections on unknown ports keep nothing.
 func (h *half) keepEarly(data []byte, off int64, pkt int, ts time.Time) {
-	cl := &h.c.h[0]
-	if h.resyncing || (cl.ackOff <= cl.nextOff && len(cl.ooo) == 0) ||
-		off != int64(len(h.rbuf)) || len(h.rbuf)+len(data) > maxChain {
-		h.rbuf, h.rmarks = h.rbuf[:0], h.rmarks[:0]
+	cl := h.client()
+	kept := 0
+	if h.resyncState != nil {
+		kept = len(h.rbuf)
+	}
+	if h.resyncing || cl == nil || (cl.ackOff <= cl.nextOff && len(cl.ooo) == 0) ||
+		off != int64(kept) || kept+len(data) > maxChain {
+		if h.resyncState != nil {
+			h.rbuf, h.rmarks = h.rbuf[:0], h.rmarks[:0]
+		}
 		return
+	}
+	if h.resyncState == nil {
+		h.resyncState = new(resyncState) // only a direction that keeps bytes pays for it
 	}
 	h.rOff = 0
 	h.rbuf = append(h.rbuf, data...)
-	h.rmarks = append(h.rmarks, mark{off, pkt, ts})
+	h.rmarks = append(h.rmarks, mark{off, pkt, ts.UnixNano()})
 }
 
 // probe implements DetectPorts: a connection on unknown ports is followed
@@ -902,18 +982,18 @@ func (h *half) probe(data []byte, off int64, pkt int, ts time.Time) {
 		return
 	}
 	c := h.c
-	cl, srv := h, &c.h[0]
-	if h == &c.h[0] {
-		srv = &c.h[1]
-	}
+	cl, srv := h, h.other()
 	if !h.fromClient {
 		c.key.Client, c.key.Server = c.key.Server, c.key.Client
-		cl.fromClient, srv.fromClient, c.swap = true, false, true
+		cl.fromClient, c.swap = true, true
+		if srv != nil {
+			srv.fromClient = false
+		}
 	}
 	c.decided = true
 	c.p.detectedServer(c, ts)
-	if srv.started && (srv.nextOff > 0 || !srv.synSeen) {
-		if srv.synSeen && !srv.resyncing && int64(len(srv.rbuf)) == srv.nextOff {
+	if srv != nil && srv.started && (srv.nextOff > 0 || !srv.synSeen) {
+		if srv.synSeen && !srv.resyncing && srv.resyncState != nil && int64(len(srv.rbuf)) == srv.nextOff {
 			srv.accept(0, ts) // what keepEarly kept is whole: frame it
 		} else {
 			srv.startResync(srv.nextOff)

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"slices"
 	"strconv"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -61,6 +62,7 @@ type captureOpts struct {
 	duration  time.Duration
 	write     string
 	maxFrame  int
+	maxConns  int
 	schemaDir string
 	tui       bool
 	hexDump   bool
@@ -81,6 +83,7 @@ func (o *captureOpts) registerInput(fs *flag.FlagSet) {
 	fs.DurationVar(&o.duration, "duration", 0, "stop a live capture after this long (e.g. 30s)")
 	fs.StringVar(&o.write, "w", "", "live capture: also write the raw packets to `FILE` as pcap")
 	fs.IntVar(&o.maxFrame, "max-frame", reassembly.DefaultMaxFrame, "largest plausible frame in `BYTES`: a size prefix above it is corruption")
+	fs.IntVar(&o.maxConns, "max-conns", reassembly.DefaultMaxConns, "follow at most `N` connections at once: beyond it the least recently active one is evicted")
 	fs.StringVar(&o.schemaDir, "schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&o.user, "user", "", "live capture: once the socket and -w file are open, parse as user `NAME` (default nobody when run as root)")
@@ -101,6 +104,8 @@ func (o *captureOpts) checkInput(files []string) error {
 		return usageError{"-c and --duration take positive values"}
 	case o.maxFrame < 16:
 		return usageError{"--max-frame must be at least 16 bytes"}
+	case o.maxConns < 1:
+		return usageError{"--max-conns must be at least 1"}
 	}
 	switch o.progress {
 	case "auto", "always", "never":
@@ -219,6 +224,12 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	defer in.close()
 
 	sel := selector{filter: filter, all: o.all}
+	// A full table of --max-conns connections (a million by default) holds
+	// ~450 MB; without a limit the collector would let the heap grow to
+	// twice that before collecting. GOMEMLIMIT overrides.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	if o.tui {
 		return runCaptureTUI(o, in.reg, sel, in.ports, in.sources)
 	}
@@ -330,11 +341,16 @@ func fileSize(name string) int64 {
 	return 0
 }
 
+// memoryLimit is the Go runtime's soft memory limit: RSS stays under 1 GB
+// with a full connection table.
+const memoryLimit = 900 << 20
+
 func pipelineConfig(o captureOpts, ports reassembly.PortSet, s *session) reassembly.Config {
 	return reassembly.Config{
 		BrokerPorts:      ports,
 		DetectPorts:      o.detect,
 		MaxFrame:         o.maxFrame,
+		MaxConns:         o.maxConns,
 		PlausibleRequest: func(b []byte) bool { return dissect.PlausibleRequest(b, o.maxFrame) },
 		WantBody:         s.wantBody,
 	}

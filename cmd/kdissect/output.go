@@ -141,6 +141,14 @@ func appendEventText(b []byte, it *item) []byte {
 		b = append(b, "buffer limit: "...)
 		b = appendLength(b, e.Length)
 		b = append(b, " not buffered"...)
+	case *reassembly.Evicted:
+		b = e.Conn.Client.AppendTo(b)
+		b = append(b, " → "...)
+		b = e.Conn.Server.AppendTo(b)
+		b = append(b, " evicted (--max-conns "...)
+		b = strconv.AppendInt(b, int64(e.MaxConns), 10)
+		b = append(b, " reached), idle since "...)
+		b = e.LastSeen.UTC().AppendFormat(b, timeLayout)
 	case *reassembly.PortDetected:
 		b = append(b, "Kafka detected at "...)
 		b = e.Server.AppendTo(b)
@@ -306,6 +314,17 @@ func (p *jsonPrinter) event(it *item) {
 				b = append(b, "null"...)
 			}
 		}
+	case *reassembly.Evicted:
+		b = append(b, `evicted","time":"`...)
+		b = e.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `","src":`...)
+		b = appendAddrJSON(b, e.Conn.Client)
+		b = append(b, `,"dst":`...)
+		b = appendAddrJSON(b, e.Conn.Server)
+		b = append(b, `,"last_seen":"`...)
+		b = e.LastSeen.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `","max_conns":`...)
+		b = strconv.AppendInt(b, int64(e.MaxConns), 10)
 	case *reassembly.PortDetected:
 		b = append(b, `port_detected","time":"`...)
 		b = e.Time.UTC().AppendFormat(b, time.RFC3339Nano)

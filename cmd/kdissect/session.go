@@ -167,6 +167,8 @@ func (s *session) event(e reassembly.Event) {
 		s.enqueue(&item{event: e, time: e.Time})
 	case *reassembly.PortDetected:
 		s.enqueue(&item{event: e, time: e.Time})
+	case *reassembly.Evicted:
+		s.enqueue(&item{event: e, time: e.Time})
 	}
 	s.pump()
 }

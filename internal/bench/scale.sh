@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Connection-scale benchmark of kdissect on generated captures.
+#
+#   internal/bench/scale.sh [--cases "synflood:50000 synflood:500000 ..."] [--dir DIR] [--bin KDISSECT]
+#
+# internal/bench/scalegen writes each capture once (see its doc comment):
+#   synflood  SYN + a 40-byte request head claiming a 1 MiB frame, never closed
+#   churn     SYN, one CreateAcls v3 request, client FIN
+#   holes     84 KiB of out-of-order data after a 1-byte hole
+# then each is read once into the page cache and timed once with
+# `kdissect --summary --port 9092` under /usr/bin/time. Prints a Markdown
+# table: connections, elapsed seconds, CPU seconds (user+system: the fairer
+# figure on a shared machine), peak RSS and peak RSS per connection.
+# --bin measures another build (e.g. an older commit) on the same files.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+cases="synflood:50000 synflood:500000 synflood:2000000 churn:300000 holes:10000"
+dir=${TMPDIR:-/tmp}/kdissect-scale
+bin=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --cases) cases=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    *) echo "usage: $0 [--cases \"CASE:CONNS...\"] [--dir DIR] [--bin KDISSECT]" >&2; exit 1 ;;
+  esac
+done
+mkdir -p "$dir"
+
+if [ ! -x /usr/bin/time ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null
+fi
+if [ -z "$bin" ]; then
+  bin="$dir/kdissect"
+  go build -o "$bin" ./cmd/kdissect
+fi
+go build -o "$dir/scalegen" ./internal/bench/scalegen
+
+echo "| case | connections | capture MB | seconds | CPU seconds | peak RSS MiB | RSS bytes/conn |"
+echo "|---|---|---|---|---|---|---|"
+for c in $cases; do
+  kind=${c%%:*}
+  n=${c##*:}
+  file="$dir/$kind-$n.pcap"
+  [ -f "$file" ] || "$dir/scalegen" -case "$kind" -conns "$n" -o "$file"
+  cat "$file" >/dev/null
+  bytes=$(stat -c %s "$file")
+  # Exit status 2 (malformed Kafka data) is expected: every flood frame is cut.
+  /usr/bin/time -f "%e %U %S %M" -o "$dir/time.out" "$bin" --summary --port 9092 "$file" >/dev/null 2>"$dir/stderr.out" || {
+    rc=$?; [ $rc = 2 ] || { echo "$kind $n failed ($rc):" >&2; cat "$dir/stderr.out" >&2; exit 1; }; }
+  read -r secs user sys rss < <(tail -n 1 "$dir/time.out")
+  awk -v k="$kind" -v n="$n" -v b="$bytes" -v s="$secs" -v u="$user" -v y="$sys" -v r="$rss" \
+    'BEGIN { printf "| %s | %d | %.0f | %.2f | %.2f | %.0f | %.0f |\n", k, n, b / 1e6, s, u + y, r / 1024, r * 1024 / n }'
+done
