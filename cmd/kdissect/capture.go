@@ -234,8 +234,8 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	}
 	s := newSession(in.reg, sel, p, !o.asJSON)
 	s.limit = o.count
-	s.guess = o.guess
-	s.hold = o.iface == "" // a live capture prints each message at once
+	s.lib.Guess = o.guess
+	s.lib.Hold = o.iface == "" // a live capture prints each message at once
 	if o.iface != "" {
 		s.afterPrint = func() { bw.Flush() }
 	}

@@ -69,12 +69,12 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 		if *version > 32767 {
 			return false, usageError{fmt.Sprintf("version %d is out of range", *version)}
 		}
-		m = reg.DecodeResponse(frame, key, int16(*version))
+		m = reg.Decode(frame, dissect.Options{Direction: dissect.Response, APIKey: key, APIVersion: int16(*version)})
 	} else {
 		if *apiFlag != "" || *version >= 0 {
 			return false, usageError{"--api and --version describe a response: add --response (a request carries its own)"}
 		}
-		m = reg.DecodeRequest(frame)
+		m = reg.Decode(frame, dissect.Options{})
 		if !cleanACL(m) {
 			hintResponse(reg, frame, stderr)
 		}
@@ -120,7 +120,7 @@ func hintResponse(reg *dissect.Registry, frame []byte, stderr io.Writer) {
 		var fits []string
 		best := -1
 		for v := 0; v <= 3; v++ {
-			if r := reg.DecodeResponse(frame, key, int16(v)); len(r.Problems) == 0 {
+			if r := reg.Decode(frame, dissect.Options{Direction: dissect.Response, APIKey: key, APIVersion: int16(v)}); len(r.Problems) == 0 {
 				fits = append(fits, fmt.Sprintf("v%d", v))
 				best = v
 			}

@@ -727,7 +727,7 @@ func TestTUIModelTreeFieldStatus(t *testing.T) {
 func TestKafkaErrorOfResponse(t *testing.T) {
 	resp := func(codes ...int16) *dissect.Message {
 		frame := kafkaFrame(append(binary.BigEndian.AppendUint32(nil, 7), 0), createResp(codes...))
-		m := dissect.NewRegistry().DecodeResponse(frame, 30, 3)
+		m := dissect.NewRegistry().Decode(frame, dissect.Options{Direction: dissect.Response, APIKey: 30, APIVersion: 3})
 		if len(m.Problems) > 0 {
 			t.Fatalf("codes %v: %v", codes, m.Problems)
 		}
