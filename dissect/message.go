@@ -45,10 +45,10 @@ type Registry struct {
 //go:embed defs/*.json
 var builtinDefs embed.FS
 
-var builtin = sync.OnceValue(func() *Registry { return loadBuiltin("defs/*Acls*.json") })
+var builtin = sync.OnceValue(func() *Registry { return loadBuiltin("defs/*.json") })
 
-// saslDefs holds SaslHandshake and SaslAuthenticate, which a registry takes
-// on with AddSASL: the ACL registry's contents stay what they always were.
+// saslDefs holds SaslHandshake and SaslAuthenticate, which AddSASL puts
+// back into a registry that replaced them.
 var saslDefs = sync.OnceValue(func() *Registry { return loadBuiltin("defs/Sasl*.json") })
 
 func loadBuiltin(pattern string) *Registry {
@@ -64,9 +64,10 @@ func loadBuiltin(pattern string) *Registry {
 }
 
 // AddSASL adds the built-in SaslHandshake (17) and SaslAuthenticate (36)
-// definitions, requests and responses, and returns r. A capture that should
-// name who stood behind a connection needs them: the identity is read from
-// their decoded trees. Definitions of these APIs already in r are replaced.
+// definitions, requests and responses, and returns r. The built-in
+// registry holds them already; a registry whose --schema-dir replaced them
+// gets them back, since the identity of a connection is read from their
+// decoded trees.
 func (r *Registry) AddSASL() *Registry {
 	s := saslDefs()
 	for _, d := range s.req {
@@ -79,7 +80,8 @@ func (r *Registry) AddSASL() *Registry {
 }
 
 // Builtin is the shared registry of the definitions compiled into
-// kdissect: CreateAcls and DeleteAcls, requests and responses, v0-3. Do not
+// kdissect: CreateAcls and DeleteAcls (v0-3), SaslHandshake (v0-1) and
+// SaslAuthenticate (v0-2), requests and responses. Do not
 // add to it; use NewRegistry for that.
 func Builtin() *Registry { return builtin() }
 

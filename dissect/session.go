@@ -229,9 +229,9 @@ func (s *Session[M]) Frame(meta M, f FrameInfo) {
 	s.now = f.Last
 	c := s.conn(f.Conn)
 	if c.id == nil {
-		c.id = NewIdentityTracker(f.FromClient && f.Offset == 0)
+		c.id = NewIdentityTracker(f.FromClient && f.Offset == 0 && opensConnection(f.Data))
 	}
-	if c.id.RawTokens() && !(f.FromClient && c.id.Mechanism() == MechGSSAPI && PlausibleRequest(f.Data, math.MaxInt32)) {
+	if c.id.RawTokens() && !c.isKafka(f) {
 		s.token(meta, c, f)
 	} else if f.FromClient {
 		s.request(meta, c, f)
@@ -239,6 +239,31 @@ func (s *Session[M]) Frame(meta M, f FrameInfo) {
 		s.response(meta, c, f)
 	}
 	s.pump()
+}
+
+// opensConnection says whether a client's first frame is one a client
+// opens a connection with (ApiVersions, or SaslHandshake for a client
+// that does not ask for versions): then the capture holds the connection
+// from its start and a connection that never authenticates is anonymous.
+// A capture that began mid-connection at a frame boundary also starts at
+// offset 0; the first request tells the two apart.
+func opensConnection(frame []byte) bool {
+	h, ok := PeekRequest(frame)
+	return ok && (h.APIKey == 18 || h.APIKey == saslHandshakeKey)
+}
+
+// isKafka says whether a frame that comes while c's SASL tokens travel raw
+// is a Kafka message after all: a client may send its next request before
+// the broker's last token (PLAIN's is empty), and a GSSAPI exchange has no
+// end the tokens show. A request is a plausible request header (the tokens
+// of PLAIN, SCRAM and OAUTHBEARER start with text, GSSAPI's with a
+// negative API key), a response answers a request waiting on c.
+func (c *conn[M]) isKafka(f FrameInfo) bool {
+	if f.FromClient {
+		return PlausibleRequest(f.Data, math.MaxInt32)
+	}
+	corr, ok := PeekCorrelationID(f.Data)
+	return ok && c.pending[corr] != nil
 }
 
 func (s *Session[M]) newEntry(meta M, f FrameInfo) *entry[M] {

@@ -97,6 +97,10 @@ func appendHeading(b []byte, w *origin, x dissect.Exchange, m *dissect.Message) 
 		b = strconv.AppendInt(b, int64(x.Peer), 10)
 		b = append(b, ')')
 	}
+	if who := x.Identity.String(); who != "" { // escaped already
+		b = append(b, " by "...)
+		b = append(b, who...)
+	}
 	return b
 }
 
@@ -279,6 +283,8 @@ func (p *jsonPrinter) message(w *origin, x dissect.Exchange, m *dissect.Message)
 	if x.Inferred {
 		b = append(b, `,"inferred":true`...)
 	}
+	b = append(b, ',')
+	b = dissect.AppendIdentityJSON(b, x.Identity)
 	b = append(b, ',')
 	b = dissect.AppendJSONFields(b, m)
 	b = append(b, "}\n"...)
