@@ -47,9 +47,8 @@ type auditOpts struct {
 	failed bool
 	width  int
 	follow bool // write json/csv rows as they are known (--iface; tests)
-	// principal names the principal a connection authenticated as, or nil
-	// when unknown. It is the one place connection identity enters the
-	// change log: wiring SASL identity in is setting it.
+	// principal, when set, names the principal of a connection instead
+	// of the identity the session tracked (tests).
 	principal func(reassembly.Flow) *string
 }
 
@@ -192,14 +191,14 @@ func (p *auditPrinter) message(w *origin, x dissect.Exchange, m *dissect.Message
 	meta := audit.Meta{Index: x.Index, Time: w.time}
 	if m.Direction == dissect.Request {
 		meta.Client, meta.Broker = w.flow.Src, w.flow.Dst
-		meta.Principal = p.principalOf(w.flow)
+		meta.Principal = p.principalOf(w.flow, x.Identity)
 		if r := audit.ReadRequest(m, meta); r != nil {
 			p.reqs[x.Index] = r
 		}
 		return
 	}
 	meta.Client, meta.Broker = w.flow.Dst, w.flow.Src
-	meta.Principal = p.principalOf(w.flow)
+	meta.Principal = p.principalOf(w.flow, x.Identity)
 	meta.Latency, meta.HasLatency = x.Latency, x.HasLatency
 	resp := audit.ReadResponse(m, meta)
 	if resp == nil {
@@ -223,11 +222,25 @@ func (p *auditPrinter) unmatched(*origin, dissect.Unmatched)                  {}
 func (p *auditPrinter) incomplete(*reassembly.Incomplete, dissect.Incomplete) {}
 func (p *auditPrinter) event(reassembly.Event)                                {}
 
-func (p *auditPrinter) principalOf(f reassembly.Flow) *string {
-	if p.principal == nil {
+// principalOf names who made a change: the principal the connection
+// authenticated as, marked when the broker refused it or had not accepted
+// it yet; nil when the wire does not say (a GSSAPI user, a capture begun
+// mid-connection).
+func (p *auditPrinter) principalOf(f reassembly.Flow, id dissect.Identity) *string {
+	if p.principal != nil {
+		return p.principal(f)
+	}
+	if id.Principal == "" {
 		return nil
 	}
-	return p.principal(f)
+	s := id.Principal
+	switch {
+	case id.Failed:
+		s += " (failed)"
+	case !id.Authenticated:
+		s += " (not yet accepted)"
+	}
+	return &s
 }
 
 // finish adds the requests no response answered and returns every row in

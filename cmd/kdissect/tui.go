@@ -153,6 +153,7 @@ func startCaptureReader(o captureOpts, reg *dissect.Registry, sel selector, port
 	s := newSession(reg, sel, tp, true)
 	s.limit = o.count
 	s.lib.Hold = o.iface == ""
+	s.lib.ShowSecrets = o.showSecrets
 	newPipe := func() *reassembly.Pipeline { return reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event) }
 	done := make(chan struct{})
 	var readErr error
