@@ -457,16 +457,23 @@ func (s *Session[M]) ConnEnd(connID uint64) {
 	if c == nil {
 		return
 	}
+	if c.id != nil {
+		c.id.Close()
+	}
+	failed := c.identity()
 	for _, p := range c.pending {
-		if p.held != nil {
-			p.held.waiting = false
+		if p.held == nil {
+			continue
+		}
+		p.held.waiting = false
+		if id := p.held.x.Identity; failed.Failed && id.Known() && !id.Authenticated && !id.Failed {
+			// The broker closed the connection instead of answering this
+			// authentication: it refused it.
+			p.held.x.Identity = failed
 		}
 	}
 	for _, e := range c.awaiting {
 		e.waiting, e.awaiting = false, false
-	}
-	if c.id != nil {
-		c.id.Close()
 	}
 	delete(s.conns, connID)
 	s.pump()

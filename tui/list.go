@@ -163,10 +163,10 @@ func (l *listModel) match(e *Entry) bool {
 }
 
 // searchText is what / looks through for an entry: its number, connection,
-// API, correlation id, Kafka error and summary, as displayed.
+// API, correlation id, Kafka error, summary and identity, as displayed.
 func searchText(e *Entry) string {
 	return strings.ToLower(strconv.Itoa(e.Index) + " " + connText(e) + " " + dirText(e.Direction) + " " +
-		apiText(e) + " " + strconv.Itoa(int(e.CorrelationID)) + " " + clean(e.KafkaError) + " " + clean(e.Summary))
+		apiText(e) + " " + strconv.Itoa(int(e.CorrelationID)) + " " + clean(e.KafkaError) + " " + clean(e.Summary) + " " + clean(e.Who))
 }
 
 // moveTo puts the cursor on row (clamped) and scrolls it into view.
@@ -193,6 +193,9 @@ func (l *listModel) timeText(e *Entry) string {
 // that the cut to the column never hides it.
 func infoText(e *Entry) string {
 	info := summaryText(e)
+	if who := clean(e.Who); who != "" {
+		info += " by " + who
+	}
 	if k := clean(e.KafkaError); k != "" {
 		if info == "" {
 			return k

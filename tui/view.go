@@ -182,7 +182,11 @@ func (m *Model) statusLines() []string {
 		case len(probs) > 0:
 			second = m.st.Problem.Render(strings.Join(probs, "  "))
 		case n == m.cur.Tree:
-			second = m.st.Doc.Render(clean(m.cur.Summary))
+			sum := clean(m.cur.Summary)
+			if e := m.list.selected(); e != nil && e.Who != "" {
+				sum += " by " + clean(e.Who)
+			}
+			second = m.st.Doc.Render(sum)
 		default:
 			second = m.st.Doc.Render(clean(n.Doc))
 		}

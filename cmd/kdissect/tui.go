@@ -100,6 +100,7 @@ func (p *tuiPrinter) message(w *origin, x dissect.Exchange, m *dissect.Message) 
 	}
 	e := entryOf(m)
 	e.Index, e.Time, e.Src, e.Dst, e.Peer = x.Index, w.time, w.flow.Src.String(), w.flow.Dst.String(), x.Peer
+	e.Who = x.Identity.String()
 	if e.Peer == 0 || x.PeerCut { // the explorer lists messages only
 		e.Peer = -1
 	}
