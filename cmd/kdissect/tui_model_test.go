@@ -189,7 +189,7 @@ type summaryRow struct {
 	hasPeerComment bool
 }
 
-var summaryLine = regexp.MustCompile(`^#(\d+) \S+ (\S+) → (\S+) (\S+ v\d+) (request|response) corr=(-?\d+)(?:: (.*?))?(?: \((?:response|request) #(\d+)[,)].*)?$`)
+var summaryLine = regexp.MustCompile(`^#(\d+) \S+ (\S+) → (\S+) (\S+ v\d+) (request|response) corr=(-?\d+)(?:: (.*?))?(?: \((?:response|request) #(\d+)(?:, [^)]*)?\))?(?: by (.+))?$`)
 
 // summaryRows runs `kdissect --summary` on the capture: the messages the
 // explorer must list, in the same order.
@@ -216,6 +216,9 @@ func summaryRows(t *testing.T, path string) []summaryRow {
 		}
 		if m[8] != "" {
 			r.peer, _ = strconv.Atoi(m[8])
+		}
+		if m[9] != "" { // the list shows who, as the summary line does
+			r.info += " by " + m[9]
 		}
 		rows = append(rows, r)
 	}
