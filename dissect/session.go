@@ -126,6 +126,10 @@ type Session[M any] struct {
 	now   time.Time
 	conns map[uint64]*conn[M]
 	queue []*entry[M]
+	// stub stands for a request the trackers read by its API alone, so
+	// that a Produce or Fetch costs no allocation.
+	stub     Message
+	stubTree Node
 }
 
 // conn is a connection's state.
@@ -284,17 +288,19 @@ func (c *conn[M]) identity() Identity {
 
 // observe feeds a message to c's identity tracker: SASL messages decoded
 // whole, others by their API alone, which is all the tracker reads of them.
-func (s *Session[M]) observe(c *conn[M], e *entry[M], key int16) {
-	if saslKey(key) || e.opts.RawToken {
-		if !e.head {
-			s.obs.d.reset(e.frame)
-			s.obs.d.opts = e.opts
-			c.id.Observe(s.obs.d.decode(s.reg, e.frame, e.opts))
+// It returns the identity the message carries.
+func (s *Session[M]) observe(c *conn[M], key int16, frame []byte, o Options) Identity {
+	if saslKey(key) || o.RawToken {
+		if !o.Head {
+			s.obs.d.reset(frame)
+			s.obs.d.opts = o
+			c.id.Observe(s.obs.d.decode(s.reg, frame, o))
 		}
-	} else if e.opts.Direction == Request {
-		c.id.Observe(&Message{APIKey: key, Direction: Request, Tree: &Node{}})
+	} else if o.Direction == Request {
+		s.stub = Message{APIKey: key, Direction: Request, Tree: &s.stubTree}
+		c.id.Observe(&s.stub)
 	}
-	e.x.Identity = c.identity()
+	return c.identity()
 }
 
 // token takes a raw SASL token (after SaslHandshake v0).
@@ -306,23 +312,32 @@ func (s *Session[M]) token(meta M, c *conn[M], f FrameInfo) {
 	}
 	e.frame = append([]byte(nil), f.Data...)
 	e.opts = Options{Direction: dir, RawToken: true, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets}
-	s.observe(c, e, SASLTokenKey)
+	e.x.Identity = s.observe(c, SASLTokenKey, e.frame, e.opts)
 	if s.wants(SASLTokenKey) {
 		s.enqueue(e)
 	}
 }
 
 func (s *Session[M]) request(meta M, c *conn[M], f FrameInfo) {
-	e := s.newEntry(meta, f)
 	h, ok := PeekRequest(f.Data)
-	e.frame = append([]byte(nil), f.Data...)
-	e.opts = Options{Direction: Request, Head: f.Head, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets}
+	o := Options{Direction: Request, Head: f.Head, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets}
+	if ok && !s.wants(h.APIKey) && c.awaiting[h.CorrelationID] == nil {
+		// Not shown, and no response waits for it: only counted and
+		// remembered, without an entry (the common Produce and Fetch).
+		s.index++
+		s.observe(c, h.APIKey, f.Data, o)
+		c.expect(h, s.index, f.Last, false)
+		return
+	}
+	e := s.newEntry(meta, f)
+	e.opts = o
 	if ok {
-		s.observe(c, e, h.APIKey)
+		e.x.Identity = s.observe(c, h.APIKey, f.Data, o)
 		if !s.expect(c, h, e, f.Last) {
-			return
+			return // not shown: its bytes are not kept
 		}
 	}
+	e.frame = append([]byte(nil), f.Data...)
 	s.enqueue(e)
 }
 
@@ -346,19 +361,25 @@ func (s *Session[M]) expect(c *conn[M], h RequestHead, e *entry[M], last time.Ti
 		e.setPeer(r.x.Index)
 		return s.wants(h.APIKey)
 	}
-	if len(c.pending) >= maxPendingPerConn {
-		// A client that never reads its responses (or acks=0 producers)
-		// must not grow this without bound; forget the oldest.
-		c.evictOldest()
-	}
-	p := &pending[M]{key: h.APIKey, ver: h.APIVersion, index: index, last: last, cut: isCut}
-	c.pending[h.CorrelationID] = p
+	p := c.expect(h, index, last, isCut)
 	if !s.wants(h.APIKey) {
 		return false
 	}
 	e.waiting = s.Hold
 	p.held = e
 	return true
+}
+
+// expect records a request awaiting its response.
+func (c *conn[M]) expect(h RequestHead, index int, last time.Time, cut bool) *pending[M] {
+	if len(c.pending) >= maxPendingPerConn {
+		// A client that never reads its responses (or acks=0 producers)
+		// must not grow this without bound; forget the oldest.
+		c.evictOldest()
+	}
+	p := &pending[M]{key: h.APIKey, ver: h.APIVersion, index: index, last: last, cut: cut}
+	c.pending[h.CorrelationID] = p
+	return p
 }
 
 func (e *entry[M]) setPeer(index int) {
@@ -414,11 +435,20 @@ func (c *conn[M]) evictOldest() {
 }
 
 func (s *Session[M]) response(meta M, c *conn[M], f FrameInfo) {
-	e := s.newEntry(meta, f)
 	corr, _ := PeekCorrelationID(f.Data)
-	e.frame = append([]byte(nil), f.Data...)
 	p := c.pending[corr]
+	if p != nil && !s.wants(p.key) {
+		s.index++
+		delete(c.pending, corr)
+		if p.held != nil {
+			p.held.setPeer(s.index)
+		}
+		s.observe(c, p.key, f.Data, Options{Direction: Response, APIKey: p.key, APIVersion: p.ver, Head: f.Head, Mechanism: c.id.Mechanism()})
+		return
+	}
+	e := s.newEntry(meta, f)
 	if p == nil {
+		e.frame = append([]byte(nil), f.Data...)
 		e.kind, e.corr = entryUnmatched, corr
 		e.x.Identity = c.identity()
 		e.opts = Options{Direction: Response, Head: f.Head, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets}
@@ -440,10 +470,8 @@ func (s *Session[M]) response(meta M, c *conn[M], f FrameInfo) {
 		p.held.setPeer(e.x.Index)
 	}
 	e.opts = Options{Direction: Response, APIKey: p.key, APIVersion: p.ver, Head: f.Head, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets}
-	s.observe(c, e, p.key)
-	if !s.wants(p.key) {
-		return
-	}
+	e.x.Identity = s.observe(c, p.key, f.Data, e.opts)
+	e.frame = append([]byte(nil), f.Data...)
 	e.x.Peer, e.x.PeerCut = p.index, p.cut
 	e.x.Latency, e.x.HasLatency = f.First.Sub(p.last), true
 	s.enqueue(e)

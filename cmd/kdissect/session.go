@@ -44,7 +44,7 @@ type printer interface {
 // output to a printer: the wiring between reassembly and dissect, plus
 // the run's count limit and malformed flag.
 type session struct {
-	lib       *dissect.Session[*origin]
+	lib       *dissect.Session[origin]
 	p         printer
 	text      bool // a person reads the output: retransmissions are noise there
 	limit     int
@@ -57,7 +57,7 @@ type session struct {
 
 func newSession(reg *dissect.Registry, sel selector, p printer, text bool) *session {
 	s := &session{p: p, text: text}
-	s.lib = dissect.NewSession[*origin](reg, sink{s})
+	s.lib = dissect.NewSession[origin](reg, sink{s})
 	s.lib.Wants = sel.wants
 	return s
 }
@@ -72,14 +72,14 @@ func (s *session) wantBody(f reassembly.Flow, head []byte) bool {
 func (s *session) event(e reassembly.Event) {
 	switch e := e.(type) {
 	case *reassembly.Frame:
-		w := &origin{flow: e.Flow, time: e.First, offset: e.StreamOffset, packets: append([]int(nil), e.Packets...)}
+		w := origin{flow: e.Flow, time: e.First, offset: e.StreamOffset, packets: append([]int(nil), e.Packets...)}
 		s.lib.Frame(w, dissect.FrameInfo{Conn: e.ConnID, FromClient: e.FromClient, Data: e.Data, Head: e.Truncated,
 			Offset: e.StreamOffset, PeerPending: e.PeerPending, First: e.First, Last: e.Last})
 	case *reassembly.ConnEnd:
 		s.lib.ConnEnd(e.ConnID)
 	case *reassembly.Retransmission:
 		if !s.text {
-			s.lib.Pass(&origin{event: e}, e.Time)
+			s.lib.Pass(origin{event: e}, e.Time)
 		}
 	case *reassembly.Unparseable:
 		// Bytes before the first boundary of a connection that was open
@@ -87,16 +87,16 @@ func (s *session) event(e reassembly.Event) {
 		if !e.Leading {
 			s.malformed = true
 		}
-		s.lib.Pass(&origin{event: e}, e.Time)
+		s.lib.Pass(origin{event: e}, e.Time)
 	case *reassembly.Gap:
-		s.lib.Pass(&origin{event: e}, e.Time)
+		s.lib.Pass(origin{event: e}, e.Time)
 	case *reassembly.Incomplete:
-		s.lib.Cut(&origin{flow: e.Flow, time: e.Time, offset: e.StreamOffset, event: e},
+		s.lib.Cut(origin{flow: e.Flow, time: e.Time, offset: e.StreamOffset, event: e},
 			dissect.CutInfo{Conn: e.ConnID, FromClient: e.FromClient, Head: e.Head, Time: e.Time})
 	case *reassembly.BufferLimit:
-		s.lib.Pass(&origin{event: e}, e.Time)
+		s.lib.Pass(origin{event: e}, e.Time)
 	case *reassembly.PortDetected:
-		s.lib.Pass(&origin{event: e}, e.Time)
+		s.lib.Pass(origin{event: e}, e.Time)
 	}
 }
 
@@ -106,7 +106,7 @@ func (s *session) flushAll() { s.lib.Flush() }
 // limit allows.
 type sink struct{ s *session }
 
-func (k sink) Message(w *origin, x dissect.Exchange, m *dissect.Message) {
+func (k sink) Message(w origin, x dissect.Exchange, m *dissect.Message) {
 	s := k.s
 	if s.stopped() {
 		return
@@ -114,20 +114,20 @@ func (k sink) Message(w *origin, x dissect.Exchange, m *dissect.Message) {
 	if len(m.Problems) > 0 && !x.Inferred {
 		s.malformed = true
 	}
-	s.p.message(w, x, m)
+	s.p.message(&w, x, m)
 	s.printed++
 	s.after()
 }
 
-func (k sink) Unmatched(w *origin, u dissect.Unmatched) {
+func (k sink) Unmatched(w origin, u dissect.Unmatched) {
 	if k.s.stopped() {
 		return
 	}
-	k.s.p.unmatched(w, u)
+	k.s.p.unmatched(&w, u)
 	k.s.after()
 }
 
-func (k sink) Incomplete(w *origin, c dissect.Incomplete) {
+func (k sink) Incomplete(w origin, c dissect.Incomplete) {
 	if k.s.stopped() {
 		return
 	}
@@ -135,7 +135,7 @@ func (k sink) Incomplete(w *origin, c dissect.Incomplete) {
 	k.s.after()
 }
 
-func (k sink) Event(w *origin) {
+func (k sink) Event(w origin) {
 	if k.s.stopped() {
 		return
 	}
