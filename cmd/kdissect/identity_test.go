@@ -53,6 +53,9 @@ func TestNoPasswordInAnyOutput(t *testing.T) {
 		}
 		for _, show := range []bool{false, true} {
 			screens := explorerScreens(t, pcap, show)
+			if !strings.Contains(screens, "by User:admin") {
+				t.Errorf("explorer %s: no message shown as by User:admin", pcap)
+			}
 			for _, pw := range traffic.PlainPasswords() {
 				if got := strings.Contains(screens, pw); got != show {
 					t.Errorf("explorer %s show-secrets=%v: password %q on screen: %v", pcap, show, pw, got)
