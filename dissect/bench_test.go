@@ -11,7 +11,7 @@ func BenchmarkDecodeSeedRequest(b *testing.B) {
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()
 	for b.Loop() {
-		r.DecodeRequest(frame)
+		r.Decode(frame, Options{})
 	}
 }
 
@@ -34,12 +34,12 @@ func BenchmarkDecodeDeleteAclsResponse20(b *testing.B) {
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()
 	for b.Loop() {
-		r.DecodeResponse(frame, 31, 3)
+		r.Decode(frame, Options{Direction: Response, APIKey: 31, APIVersion: 3})
 	}
 }
 
 func BenchmarkAppendJSON(b *testing.B) {
-	m := Builtin().DecodeResponse(deleteResp20(), 31, 3)
+	m := Builtin().Decode(deleteResp20(), Options{Direction: Response, APIKey: 31, APIVersion: 3})
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
@@ -49,7 +49,7 @@ func BenchmarkAppendJSON(b *testing.B) {
 }
 
 func BenchmarkAppendText(b *testing.B) {
-	m := Builtin().DecodeResponse(deleteResp20(), 31, 3)
+	m := Builtin().Decode(deleteResp20(), Options{Direction: Response, APIKey: 31, APIVersion: 3})
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
@@ -60,7 +60,7 @@ func BenchmarkAppendText(b *testing.B) {
 
 // TestDeleteResp20 keeps the benchmark input what its name says.
 func TestDeleteResp20(t *testing.T) {
-	m := Builtin().DecodeResponse(deleteResp20(), 31, 3)
+	m := Builtin().Decode(deleteResp20(), Options{Direction: Response, APIKey: 31, APIVersion: 3})
 	if err := checkShape(m, m.Raw, true); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func BenchmarkDecoderSeedRequest(b *testing.B) {
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()
 	for b.Loop() {
-		x.Request(frame)
+		x.Decode(frame, Options{})
 	}
 }
 
@@ -87,6 +87,6 @@ func BenchmarkDecoderDeleteAclsResponse20(b *testing.B) {
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()
 	for b.Loop() {
-		x.Response(frame, 31, 3)
+		x.Decode(frame, Options{Direction: Response, APIKey: 31, APIVersion: 3})
 	}
 }

@@ -20,9 +20,9 @@ func TestDecoderReuseMatchesFreshDecodes(t *testing.T) {
 			fresh := f.decode()
 			var reused *Message
 			if f.request {
-				reused = x.Request(f.frame)
+				reused = x.Decode(f.frame, Options{})
 			} else {
-				reused = x.Response(f.frame, f.key, f.ver)
+				reused = x.Decode(f.frame, Options{Direction: Response, APIKey: f.key, APIVersion: f.ver})
 			}
 			if a, b := AppendJSON(nil, fresh), AppendJSON(nil, reused); !bytes.Equal(a, b) {
 				t.Fatalf("round %d, %s: reused decoder differs\nfresh  %s\nreused %s", round, f.name, a, b)
@@ -39,14 +39,14 @@ func TestDecoderReuseMatchesFreshDecodes(t *testing.T) {
 func TestDecoderSteadyStateAllocations(t *testing.T) {
 	seed := readTestdata(t, "createacls-v3-request.bin")
 	x := Builtin().NewDecoder()
-	x.Request(seed)
-	if n := testing.AllocsPerRun(100, func() { x.Request(seed) }); n > 2 {
+	x.Decode(seed, Options{})
+	if n := testing.AllocsPerRun(100, func() { x.Decode(seed, Options{}) }); n > 2 {
 		t.Errorf("%v allocations per seed decode, want at most 2", n)
 	}
 	big := sampleFrames(20)[3] // DeleteAcls v0 response with 22 matching ACLs
-	x.Response(big.frame, big.key, big.ver)
+	x.Decode(big.frame, Options{Direction: Response, APIKey: big.key, APIVersion: big.ver})
 	fresh := testing.AllocsPerRun(20, func() { big.decode() })
-	reused := testing.AllocsPerRun(20, func() { x.Response(big.frame, big.key, big.ver) })
+	reused := testing.AllocsPerRun(20, func() { x.Decode(big.frame, Options{Direction: Response, APIKey: big.key, APIVersion: big.ver}) })
 	if reused >= fresh {
 		t.Errorf("reused decoder allocates %v times, a fresh decode %v", reused, fresh)
 	}
@@ -59,7 +59,7 @@ func TestHeadOnlyDecodes(t *testing.T) {
 	frame := make([]byte, 4+10000)
 	copy(frame, []byte{0, 0, 0x27, 0x10, 0, 0, 0, 9, 0, 0, 0, 5, 0, 3, 'c', 'l', 'i', 0})
 	x := Builtin().NewDecoder()
-	m := x.RequestHead(frame[:40])
+	m := x.Decode(frame[:40], Options{Head: true})
 	if len(m.Problems) != 0 || m.Tree.Size != len(frame) {
 		t.Fatalf("problems %v, root size %d", m.Problems, m.Tree.Size)
 	}
@@ -74,7 +74,7 @@ func TestHeadOnlyDecodes(t *testing.T) {
 	// A CreateAcls head cut inside its second creation: the walk stops
 	// there quietly, and the rest is one node.
 	full := sampleFrames(3)[0].frame // CreateAcls v0 request
-	m = x.RequestHead(full[:60])
+	m = x.Decode(full[:60], Options{Head: true})
 	if len(m.Problems) != 0 {
 		t.Fatalf("problems %v", m.Problems)
 	}
@@ -88,11 +88,11 @@ func TestHeadOnlyDecodes(t *testing.T) {
 
 	// Kept bytes that hold the whole frame decode as usual, and a length
 	// beyond even the bytes not kept is still a problem.
-	if m := x.RequestHead(full); len(m.Problems) != 0 || m.Tree.Child("not_kept") != nil || !bytes.Equal(AppendJSON(nil, m), AppendJSON(nil, Builtin().DecodeRequest(full))) {
+	if m := x.Decode(full, Options{Head: true}); len(m.Problems) != 0 || m.Tree.Child("not_kept") != nil || !bytes.Equal(AppendJSON(nil, m), AppendJSON(nil, Builtin().Decode(full, Options{}))) {
 		t.Error("a complete head decodes differently from DecodeRequest")
 	}
 	bad := []byte{0, 0, 0, 0x20, 0, 30, 0, 1, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff}
-	if m := x.RequestHead(bad); len(m.Problems) != 1 || m.Problems[0].Offset != 14 {
+	if m := x.Decode(bad, Options{Head: true}); len(m.Problems) != 1 || m.Problems[0].Offset != 14 {
 		t.Errorf("an array count no frame could hold: problems %v", m.Problems)
 	}
 }

@@ -22,16 +22,16 @@ func FuzzDecode(f *testing.F) {
 	reused := Builtin().NewDecoder()
 	f.Fuzz(func(t *testing.T, frame []byte, sel uint8) {
 		frame = frame[:len(frame):len(frame)] // a read past the end must panic, not see spare capacity
-		m := Builtin().DecodeRequest(frame)
+		m := Builtin().Decode(frame, Options{})
 		checkFuzzed(t, m, frame)
-		sameAsReused(t, m, reused.Request(frame))
+		sameAsReused(t, m, reused.Decode(frame, Options{}))
 		key, ver := int16(30+(sel>>2)&1), int16(sel&3)
-		m = Builtin().DecodeResponse(frame, key, ver)
+		m = Builtin().Decode(frame, Options{Direction: Response, APIKey: key, APIVersion: ver})
 		checkFuzzed(t, m, frame)
-		sameAsReused(t, m, reused.Response(frame, key, ver))
+		sameAsReused(t, m, reused.Decode(frame, Options{Direction: Response, APIKey: key, APIVersion: ver}))
 		// The same bytes as the kept head of a longer frame: nodes may reach
 		// past them, but nothing may panic and the JSON stays valid.
-		for _, h := range []*Message{reused.RequestHead(frame), reused.ResponseHead(frame, key, ver)} {
+		for _, h := range []*Message{reused.Decode(frame, Options{Head: true}), reused.Decode(frame, Options{Direction: Response, APIKey: key, APIVersion: ver, Head: true})} {
 			if err := checkRendered(h); err != nil {
 				t.Fatalf("head decode: %v", err)
 			}

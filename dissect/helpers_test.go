@@ -223,9 +223,9 @@ func (s seedFrame) decode() *Message { return decodeWith(Builtin(), s.request, s
 
 func decodeWith(r *Registry, request bool, frame []byte, key, ver int16) *Message {
 	if request {
-		return r.DecodeRequest(frame)
+		return r.Decode(frame, Options{})
 	}
-	return r.DecodeResponse(frame, key, ver)
+	return r.Decode(frame, Options{Direction: Response, APIKey: key, APIVersion: ver})
 }
 
 // ---- expected trees ----
@@ -539,4 +539,10 @@ func hostileCreateResp() *kmsg.CreateACLsResponse {
 		r.Results = append(r.Results, res)
 	}
 	return r
+}
+
+// withOpts is o with the frame's reading (direction, API, raw token) of how.
+func withOpts(o, how Options) Options {
+	o.Direction, o.APIKey, o.APIVersion, o.RawToken = how.Direction, how.APIKey, how.APIVersion, how.RawToken
+	return o
 }

@@ -88,7 +88,7 @@ func (t *IdentityTracker) Pending() Identity {
 func (t *IdentityTracker) Mechanism() string { return t.pending.Mechanism }
 
 // RawTokens reports whether the connection's next frames are raw SASL
-// tokens (decode them with DecodeSASLToken): SaslHandshake v0 was
+// tokens (Decode them with Options.RawToken): SaslHandshake v0 was
 // accepted and the exchange has not ended. A GSSAPI exchange has no end
 // the tokens show: it ends with the first frame that is a plausible Kafka
 // request (PlausibleRequest), which the caller then decodes and observes

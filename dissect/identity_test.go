@@ -113,11 +113,11 @@ func TestIdentityTracker(t *testing.T) {
 					if s.request {
 						dir = Request
 					}
-					m = saslReg.DecodeSASLToken(s.frame, dir, o)
+					m = saslReg.Decode(s.frame, withOpts(o, Options{Direction: dir, RawToken: true}))
 				case s.request:
-					m = saslReg.DecodeRequestWith(s.frame, o)
+					m = saslReg.Decode(s.frame, o)
 				default:
-					m = saslReg.DecodeResponseWith(s.frame, s.key, s.ver, o)
+					m = saslReg.Decode(s.frame, withOpts(o, Options{Direction: Response, APIKey: s.key, APIVersion: s.ver}))
 				}
 				if len(m.Problems) > 0 {
 					t.Fatalf("step %d: %v", i, m.Problems)
@@ -136,7 +136,7 @@ func TestIdentityTracker(t *testing.T) {
 func TestIdentityPending(t *testing.T) {
 	tr := NewIdentityTracker(true)
 	for _, f := range [][]byte{saslHandshakeReq(1, 1, "PLAIN"), saslAuthReq(2, 2, "\x00alice\x00pw")} {
-		tr.Observe(saslReg.DecodeRequestWith(f, Options{Mechanism: tr.Mechanism()}))
+		tr.Observe(saslReg.Decode(f, Options{Mechanism: tr.Mechanism()}))
 	}
 	want := Identity{Principal: "User:alice", Mechanism: "PLAIN", Source: "sasl"}
 	if got := tr.Pending(); got != want {
@@ -153,9 +153,9 @@ func TestIdentityClose(t *testing.T) {
 	obs := func(tr *IdentityTracker, frames ...[]byte) {
 		for i, f := range frames {
 			if i%2 == 0 {
-				tr.Observe(saslReg.DecodeRequestWith(f, Options{Mechanism: tr.Mechanism()}))
+				tr.Observe(saslReg.Decode(f, Options{Mechanism: tr.Mechanism()}))
 			} else {
-				tr.Observe(saslReg.DecodeResponseWith(f, int16(binary.BigEndian.Uint16(frames[i-1][4:])), int16(binary.BigEndian.Uint16(frames[i-1][6:])), Options{Mechanism: tr.Mechanism()}))
+				tr.Observe(saslReg.Decode(f, Options{Direction: Response, APIKey: int16(binary.BigEndian.Uint16(frames[i-1][4:])), APIVersion: int16(binary.BigEndian.Uint16(frames[i-1][6:])), Mechanism: tr.Mechanism()}))
 			}
 		}
 	}

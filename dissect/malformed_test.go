@@ -156,7 +156,7 @@ func TestOpaqueBody(t *testing.T) {
 		{rawRequest(999, 0, "6f7061717565"), 999, 0, "v1", 0x0f},
 		{rawRequest(30, 7, "0102"), 30, 7, "v2", 0x10},
 	} {
-		m := Builtin().DecodeRequest(c.frame)
+		m := Builtin().Decode(c.frame, Options{})
 		if m.APIKey != c.key || m.APIVersion != c.ver || m.CorrelationID != 1 {
 			t.Errorf("message says key %d v%d corr %d", m.APIKey, m.APIVersion, m.CorrelationID)
 		}
@@ -175,7 +175,7 @@ func TestOpaqueBody(t *testing.T) {
 // TestNullNotNullableShown: a null where the version forbids it is shown
 // as null (the walk goes on) with the problem on that node.
 func TestNullNotNullableShown(t *testing.T) {
-	m := Builtin().DecodeRequest(rawRequest(30, 0, "00000001 02 ffff 000141 00012a 04 03"))
+	m := Builtin().Decode(rawRequest(30, 0, "00000001 02 ffff 000141 00012a 04 03"), Options{})
 	n := m.Tree.Find("CreateAclsRequest", "Creations", "AclCreation[0]", "ResourceName")
 	if n == nil || !n.Null || n.Display() != "null (int16 len=-1)" || len(n.Problems) != 1 {
 		t.Fatalf("ResourceName: %+v", n)
@@ -189,7 +189,7 @@ func TestNullNotNullableShown(t *testing.T) {
 // (rather than a made-up zero) and a JSON null.
 func TestTruncatedShowsNoValue(t *testing.T) {
 	seed := readTestdata(t, "createacls-v3-request.bin")
-	m := Builtin().DecodeRequest(seed[:10]) // cut inside correlation_id
+	m := Builtin().Decode(seed[:10], Options{}) // cut inside correlation_id
 	c := m.Tree.Find("RequestHeader", "correlation_id")
 	if c == nil || c.HasValue() || c.Value() != nil || c.Size != 0 {
 		t.Fatalf("correlation_id: %+v", c)
@@ -304,8 +304,8 @@ func TestHostileText(t *testing.T) {
 	c.Host = "\u2066rtl\u2069\u200f"
 	req.Creations = append(req.Creations, c)
 	frames := []*Message{
-		Builtin().DecodeRequest(requestFrame(req, 1, ptr("cli\x1b]0;title\x07"))),
-		Builtin().DecodeResponse(responseFrame(hostileCreateResp(), 1), 30, 1),
+		Builtin().Decode(requestFrame(req, 1, ptr("cli\x1b]0;title\x07")), Options{}),
+		Builtin().Decode(responseFrame(hostileCreateResp(), 1), Options{Direction: Response, APIKey: 30, APIVersion: 1}),
 	}
 	raw := []string{"\x1b", "\a", "\u202e", "\u2066", "\u2069", "\u200f", "\u009b", "\u2028", "\u2029", "\u0085", "\xff"}
 	for _, m := range frames {
@@ -338,7 +338,7 @@ func TestHostileText(t *testing.T) {
 // which standard decoders read back, with U+FFFD for the bad bytes and
 // every valid string intact.
 func TestInvalidUTF8JSON(t *testing.T) {
-	m := Builtin().DecodeResponse(responseFrame(hostileCreateResp(), 1), 30, 1)
+	m := Builtin().Decode(responseFrame(hostileCreateResp(), 1), Options{Direction: Response, APIKey: 30, APIVersion: 1})
 	js := AppendJSON(nil, m)
 	if !json.Valid(js) {
 		t.Fatalf("invalid JSON: %s", js)
@@ -390,7 +390,7 @@ func TestNoAllocationFromWireLengths(t *testing.T) {
 		{"2^31 tagged fields", true, 0, 0, rawRequest(30, 3, "01 8080808008 0000")},
 		{"2 GiB frame", true, 0, 0, hexBytes("7fffffff 001e 0003 00000001 0000 00 8180808008")},
 	}
-	base := allocBytes(func() { Builtin().DecodeRequest(small) })
+	base := allocBytes(func() { Builtin().Decode(small, Options{}) })
 	for _, c := range claims {
 		decode := func() { decodeWith(Builtin(), c.request, c.frame, c.key, c.ver) }
 		if m := decodeWith(Builtin(), c.request, c.frame, c.key, c.ver); len(m.Problems) == 0 {
@@ -434,8 +434,8 @@ func TestJSONMatchesTree(t *testing.T) {
 		Children []jnode `json:"children"`
 	}
 	msgs := []*Message{
-		Builtin().DecodeResponse(responseFrame(hostileCreateResp(), 1), 30, 1),
-		Builtin().DecodeRequest(readTestdata(t, "createacls-v3-request.bin")[:20]),
+		Builtin().Decode(responseFrame(hostileCreateResp(), 1), Options{Direction: Response, APIKey: 30, APIVersion: 1}),
+		Builtin().Decode(readTestdata(t, "createacls-v3-request.bin")[:20], Options{}),
 	}
 	for _, s := range sampleFrames(2) {
 		msgs = append(msgs, s.decode())

@@ -45,10 +45,10 @@ type Registry struct {
 //go:embed defs/*.json
 var builtinDefs embed.FS
 
-var builtin = sync.OnceValue(func() *Registry { return loadBuiltin("defs/*Acls*.json") })
+var builtin = sync.OnceValue(func() *Registry { return loadBuiltin("defs/*.json") })
 
-// saslDefs holds SaslHandshake and SaslAuthenticate, which a registry takes
-// on with AddSASL: the ACL registry's contents stay what they always were.
+// saslDefs holds SaslHandshake and SaslAuthenticate, which AddSASL puts
+// back into a registry that replaced them.
 var saslDefs = sync.OnceValue(func() *Registry { return loadBuiltin("defs/Sasl*.json") })
 
 func loadBuiltin(pattern string) *Registry {
@@ -64,9 +64,10 @@ func loadBuiltin(pattern string) *Registry {
 }
 
 // AddSASL adds the built-in SaslHandshake (17) and SaslAuthenticate (36)
-// definitions, requests and responses, and returns r. A capture that should
-// name who stood behind a connection needs them: the identity is read from
-// their decoded trees. Definitions of these APIs already in r are replaced.
+// definitions, requests and responses, and returns r. The built-in
+// registry holds them already; a registry whose --schema-dir replaced them
+// gets them back, since the identity of a connection is read from their
+// decoded trees.
 func (r *Registry) AddSASL() *Registry {
 	s := saslDefs()
 	for _, d := range s.req {
@@ -79,7 +80,8 @@ func (r *Registry) AddSASL() *Registry {
 }
 
 // Builtin is the shared registry of the definitions compiled into
-// kdissect: CreateAcls and DeleteAcls, requests and responses, v0-3. Do not
+// kdissect: CreateAcls and DeleteAcls (v0-3), SaslHandshake (v0-1) and
+// SaslAuthenticate (v0-2), requests and responses. Do not
 // add to it; use NewRegistry for that.
 func Builtin() *Registry { return builtin() }
 
@@ -225,8 +227,8 @@ func PlausibleRequest(frame []byte, maxSize int) bool {
 // Decoder decodes frame after frame into the same storage: the message it
 // returns, and its tree, are valid only until its next call. It is for hot
 // paths that render each message and move on, such as a capture; after a
-// few frames it decodes without allocating. Registry.DecodeRequest and
-// DecodeResponse return messages that live on their own.
+// few frames it decodes without allocating. Registry.Decode returns
+// messages that live on their own.
 type Decoder struct {
 	r *Registry
 	d decoder
@@ -239,59 +241,38 @@ func (r *Registry) NewDecoder() *Decoder {
 	return x
 }
 
-// Request decodes a request frame; see Registry.DecodeRequest.
-func (x *Decoder) Request(frame []byte) *Message {
+// Decode decodes frame (size prefix included) as o says: a request, a
+// response to a request of o.APIKey at o.APIVersion (responses do not
+// carry their API key), a raw SASL token, or only the head of a frame
+// whose remaining bytes were deliberately not kept (o.Head). The message
+// lives until the decoder's next call.
+func (x *Decoder) Decode(frame []byte, o Options) *Message {
 	x.d.reset(frame)
-	m := x.d.request(x.r)
+	x.d.opts = o
+	return x.d.decode(x.r, frame, o)
+}
+
+// Decode is Decoder.Decode for a message that lives on its own.
+func (r *Registry) Decode(frame []byte, o Options) *Message {
+	d := newDecoder(frame)
+	d.opts = o
+	return d.decode(r, frame, o)
+}
+
+func (d *decoder) decode(r *Registry, frame []byte, o Options) *Message {
+	if o.Head {
+		d.notKept = 1 // the true count comes from the size prefix
+	}
+	var m *Message
+	switch {
+	case o.RawToken:
+		m = d.rawToken(o.Direction)
+	case o.Direction == Request:
+		m = d.request(r)
+	default:
+		m = d.response(r, o.APIKey, o.APIVersion)
+	}
 	m.Raw = frame
-	return m
-}
-
-// Response decodes a response frame; see Registry.DecodeResponse.
-func (x *Decoder) Response(frame []byte, apiKey, apiVersion int16) *Message {
-	x.d.reset(frame)
-	m := x.d.response(x.r, apiKey, apiVersion)
-	m.Raw = frame
-	return m
-}
-
-// RequestHead decodes the first bytes of a request frame whose remaining
-// bytes were deliberately not kept (a capture skipped the body of an API it
-// is not showing in full): the size prefix is trusted, the walk stops
-// where the kept bytes end without calling that a problem, and the bytes not
-// kept are one node. Nodes may therefore extend past Message.Raw.
-func (x *Decoder) RequestHead(head []byte) *Message {
-	x.d.reset(head)
-	x.d.notKept = 1 // the true count comes from the size prefix
-	m := x.d.request(x.r)
-	m.Raw = head
-	return m
-}
-
-// ResponseHead is RequestHead for a response.
-func (x *Decoder) ResponseHead(head []byte, apiKey, apiVersion int16) *Message {
-	x.d.reset(head)
-	x.d.notKept = 1
-	m := x.d.response(x.r, apiKey, apiVersion)
-	m.Raw = head
-	return m
-}
-
-// DecodeRequestHead is Decoder.RequestHead for a message that lives on its own.
-func (r *Registry) DecodeRequestHead(head []byte) *Message {
-	d := newDecoder(head)
-	d.notKept = 1
-	m := d.request(r)
-	m.Raw = head
-	return m
-}
-
-// DecodeResponseHead is Decoder.ResponseHead for a message that lives on its own.
-func (r *Registry) DecodeResponseHead(head []byte, apiKey, apiVersion int16) *Message {
-	d := newDecoder(head)
-	d.notKept = 1
-	m := d.response(r, apiKey, apiVersion)
-	m.Raw = head
 	return m
 }
 
@@ -302,22 +283,4 @@ func (r *Registry) HasDefinition(key int16, request bool) bool {
 		return r.req[key] != nil
 	}
 	return r.resp[key] != nil
-}
-
-// DecodeRequest decodes a request frame (size prefix included).
-func (r *Registry) DecodeRequest(frame []byte) *Message {
-	d := newDecoder(frame)
-	m := d.request(r)
-	m.Raw = frame
-	return m
-}
-
-// DecodeResponse decodes a response frame (size prefix included) as the
-// response to a request of apiKey at apiVersion; responses do not carry
-// their API key.
-func (r *Registry) DecodeResponse(frame []byte, apiKey, apiVersion int16) *Message {
-	d := newDecoder(frame)
-	m := d.response(r, apiKey, apiVersion)
-	m.Raw = frame
-	return m
 }

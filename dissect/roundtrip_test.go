@@ -39,7 +39,7 @@ func TestRoundTripCreateAclsRequest(t *testing.T) {
 			}
 			w := frameWant("CreateAclsRequest", frame, requestHeaderWant(req, 1<<30, client),
 				e.body("CreateAclsRequest", &req.UnknownTags, e.array("Creations", elems)))
-			m := Builtin().DecodeRequest(frame)
+			m := Builtin().Decode(frame, Options{})
 			checkDecoded(t, m, frame, w)
 			checkMessage(t, m, 30, v, 1<<30)
 			if got := m.Tree.Find("CreateAclsRequest", "Creations", "AclCreation[0]", "ResourcePatternType"); (got != nil) != (v >= 1) {
@@ -67,7 +67,7 @@ func TestRoundTripCreateAclsResponse(t *testing.T) {
 				e.body("CreateAclsResponse", &resp.UnknownTags,
 					e.int("ThrottleTimeMs", int64(resp.ThrottleMillis), 4),
 					e.array("Results", elems)))
-			m := Builtin().DecodeResponse(frame, 30, v)
+			m := Builtin().Decode(frame, Options{Direction: Response, APIKey: 30, APIVersion: v})
 			checkDecoded(t, m, frame, w)
 			checkMessage(t, m, 30, v, -7)
 		})
@@ -100,7 +100,7 @@ func TestRoundTripDeleteAclsRequest(t *testing.T) {
 			}
 			w := frameWant("DeleteAclsRequest", frame, requestHeaderWant(req, 0, nil),
 				e.body("DeleteAclsRequest", &req.UnknownTags, e.array("Filters", elems)))
-			m := Builtin().DecodeRequest(frame)
+			m := Builtin().Decode(frame, Options{})
 			checkDecoded(t, m, frame, w)
 			checkMessage(t, m, 31, v, 0)
 			if got := m.Tree.Find("DeleteAclsRequest", "Filters", "DeleteAclsFilter[0]", "PatternTypeFilter"); (got != nil) != (v >= 1) {
@@ -149,7 +149,7 @@ func TestRoundTripDeleteAclsResponse(t *testing.T) {
 				e.body("DeleteAclsResponse", &resp.UnknownTags,
 					e.int("ThrottleTimeMs", int64(resp.ThrottleMillis), 4),
 					e.array("FilterResults", results)))
-			m := Builtin().DecodeResponse(frame, 31, v)
+			m := Builtin().Decode(frame, Options{Direction: Response, APIKey: 31, APIVersion: v})
 			checkDecoded(t, m, frame, w)
 			checkMessage(t, m, 31, v, 123456)
 			if got := m.Tree.Find("DeleteAclsResponse", "FilterResults", "DeleteAclsFilterResult[1]", "MatchingAcls", "DeleteAclsMatchingAcl[0]", "PatternType"); (got != nil) != (v >= 1) {

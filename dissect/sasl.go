@@ -13,7 +13,7 @@ import (
 const (
 	saslHandshakeKey    = 17
 	saslAuthenticateKey = 36
-	// SASLTokenKey is Message.APIKey of a raw SASL token (DecodeSASLToken):
+	// SASLTokenKey is Message.APIKey of a raw SASL token (Options.RawToken):
 	// it is not a Kafka API.
 	SASLTokenKey = -1
 )
@@ -352,26 +352,6 @@ func (d *decoder) bearer(t token, lo, hi int) {
 		}
 	}
 	d.adopt(tn, mark)
-}
-
-// DecodeSASLToken decodes a raw SASL token, as a client and broker send
-// them after a SaslHandshake v0 instead of SaslAuthenticate requests: a
-// 4-byte size, then the token, with no Kafka header. The mechanism comes
-// from the options, as for AuthBytes. The message's APIKey is SASLTokenKey.
-func (r *Registry) DecodeSASLToken(frame []byte, dir Direction, o Options) *Message {
-	d := newDecoder(frame)
-	d.opts = o
-	m := d.rawToken(dir)
-	m.Raw = frame
-	return m
-}
-
-// SASLToken is DecodeSASLToken on a reused decoder, with its options.
-func (x *Decoder) SASLToken(frame []byte, dir Direction) *Message {
-	x.d.reset(frame)
-	m := x.d.rawToken(dir)
-	m.Raw = frame
-	return m
 }
 
 func (d *decoder) rawToken(dir Direction) *Message {

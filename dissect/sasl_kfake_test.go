@@ -218,12 +218,12 @@ func TestOAuthBearerFromFranzGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := NewIdentityTracker(true)
-	tr.Observe(saslReg.DecodeRequest(saslHandshakeReq(1, 1, "OAUTHBEARER")))
-	tr.Observe(saslReg.DecodeResponse(saslHandshakeResp(1, 1, 0, "OAUTHBEARER"), 17, 1))
+	tr.Observe(saslReg.Decode(saslHandshakeReq(1, 1, "OAUTHBEARER"), Options{}))
+	tr.Observe(saslReg.Decode(saslHandshakeResp(1, 1, 0, "OAUTHBEARER"), Options{Direction: Response, APIKey: 17, APIVersion: 1}))
 	frame := saslAuthReq(2, 2, string(tok))
-	msg := saslReg.DecodeRequestWith(frame, Options{Mechanism: tr.Mechanism()})
+	msg := saslReg.Decode(frame, Options{Mechanism: tr.Mechanism()})
 	tr.Observe(msg)
-	tr.Observe(saslReg.DecodeResponseWith(saslAuthResp(2, 2, 0, nil, ""), 36, 2, Options{Mechanism: tr.Mechanism()}))
+	tr.Observe(saslReg.Decode(saslAuthResp(2, 2, 0, nil, ""), Options{Direction: Response, APIKey: 36, APIVersion: 2, Mechanism: tr.Mechanism()}))
 	if len(msg.Problems) > 0 {
 		t.Fatal(msg.Problems)
 	}

@@ -41,7 +41,7 @@ func TestRoundTripSaslHandshakeRequest(t *testing.T) {
 			e := expect{}
 			w := frameWant("SaslHandshakeRequest", frame, requestHeaderWant(req, 2, ptr("adminclient-1")),
 				e.body("SaslHandshakeRequest", nil, e.str("Mechanism", "SCRAM-SHA-512")))
-			m := saslReg.DecodeRequest(frame)
+			m := saslReg.Decode(frame, Options{})
 			checkDecoded(t, m, frame, w)
 			checkMessage(t, m, 17, v, 2)
 			if m.Summary != "SaslHandshake v"+itoa(int64(v))+" request corr=2: mechanism SCRAM-SHA-512" {
@@ -67,7 +67,7 @@ func TestRoundTripSaslHandshakeResponse(t *testing.T) {
 				e.body("SaslHandshakeResponse", nil,
 					e.int("ErrorCode", 33, 2),
 					e.strArray("Mechanisms", resp.SupportedMechanisms)))
-			m := saslReg.DecodeResponse(frame, 17, v)
+			m := saslReg.Decode(frame, Options{Direction: Response, APIKey: 17, APIVersion: v})
 			checkDecoded(t, m, frame, w)
 			checkMessage(t, m, 17, v, 2)
 			if got := m.Tree.Find("SaslHandshakeResponse", "ErrorCode").Display(); got != "33 (UNSUPPORTED_SASL_MECHANISM)" {
@@ -89,11 +89,11 @@ func TestRoundTripSaslAuthenticateRequest(t *testing.T) {
 			e := expect{flex: req.IsFlexible()}
 			w := frameWant("SaslAuthenticateRequest", frame, requestHeaderWant(req, 3, nil),
 				e.body("SaslAuthenticateRequest", &req.UnknownTags, e.bytes("AuthBytes", req.SASLAuthBytes)))
-			m := saslReg.DecodeRequestWith(frame, showAll)
+			m := saslReg.Decode(frame, showAll)
 			checkDecoded(t, m, frame, w)
 			checkMessage(t, m, 36, v, 3)
 			// Without the options, a token of an unknown mechanism is hidden whole.
-			m = saslReg.DecodeRequest(frame)
+			m = saslReg.Decode(frame, Options{})
 			ab := m.Tree.Find("SaslAuthenticateRequest", "AuthBytes")
 			if got := ab.Value(); got != "<redacted, 338 bytes>" {
 				t.Errorf("AuthBytes without ShowSecrets: %v", got)
@@ -127,7 +127,7 @@ func TestRoundTripSaslAuthenticateResponse(t *testing.T) {
 			}
 			w := frameWant("SaslAuthenticateResponse", frame, responseHeaderWant(resp, -9),
 				e.body("SaslAuthenticateResponse", &resp.UnknownTags, fields...))
-			m := saslReg.DecodeResponseWith(frame, 36, v, showAll)
+			m := saslReg.Decode(frame, withOpts(showAll, Options{Direction: Response, APIKey: 36, APIVersion: v}))
 			checkDecoded(t, m, frame, w)
 			checkMessage(t, m, 36, v, -9)
 			if got := m.Tree.Find("SaslAuthenticateResponse", "ErrorCode").Display(); got != "58 (SASL_AUTHENTICATION_FAILED)" {
@@ -191,11 +191,11 @@ func (s saslSample) decodeWith(o Options) *Message {
 	}
 	switch {
 	case s.raw:
-		return saslReg.DecodeSASLToken(s.frame, dir, o)
+		return saslReg.Decode(s.frame, withOpts(o, Options{Direction: dir, RawToken: true}))
 	case s.request:
-		return saslReg.DecodeRequestWith(s.frame, o)
+		return saslReg.Decode(s.frame, o)
 	}
-	return saslReg.DecodeResponseWith(s.frame, s.key, s.ver, o)
+	return saslReg.Decode(s.frame, withOpts(o, Options{Direction: Response, APIKey: s.key, APIVersion: s.ver}))
 }
 
 // Credentials of the samples: tests assert that none of them is ever shown.

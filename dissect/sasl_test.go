@@ -122,7 +122,7 @@ func TestSASLTokens(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			frame := rawToken(c.tok)
 			for _, show := range []bool{false, true} {
-				m := saslReg.DecodeSASLToken(frame, c.dir, Options{Mechanism: c.mech, ShowSecrets: show})
+				m := saslReg.Decode(frame, Options{Direction: c.dir, RawToken: true, Mechanism: c.mech, ShowSecrets: show})
 				tok := m.Tree.Child("token")
 				if tok.note != c.note {
 					t.Errorf("show=%v: note %q, want %q", show, tok.note, c.note)
@@ -167,7 +167,7 @@ func TestSASLTokens(t *testing.T) {
 func TestSASLTruncatedToken(t *testing.T) {
 	frame := rawToken("\x00alice\x00" + samplePassword)
 	frame = frame[:len(frame)-3]
-	m := saslReg.DecodeSASLToken(frame, Request, Options{Mechanism: "PLAIN"})
+	m := saslReg.Decode(frame, Options{Direction: Request, RawToken: true, Mechanism: "PLAIN"})
 	if len(m.Problems) == 0 || m.Problems[0].Message != "frame is truncated: size says 23 bytes follow, 20 present" {
 		t.Errorf("problems %v", m.Problems)
 	}
@@ -197,12 +197,12 @@ func FuzzSASLToken(f *testing.F) {
 		frame := rawToken(string(tok))
 		mech := mechs[int(sel>>1)%len(mechs)]
 		dir := Direction(sel & 1)
-		m := saslReg.DecodeSASLToken(frame, dir, Options{Mechanism: mech})
+		m := saslReg.Decode(frame, Options{Direction: dir, RawToken: true, Mechanism: mech})
 		checkFuzzed(t, m, frame)
 		_ = AppendHexDump(nil, frame, m.Tree)
 		// The same token inside SaslAuthenticate, at v0-2.
 		af := saslAuthReq(int16(sel>>4)%3, 1, string(tok))
-		checkFuzzed(t, saslReg.DecodeRequestWith(af, Options{Mechanism: mech}), af)
+		checkFuzzed(t, saslReg.Decode(af, Options{Mechanism: mech}), af)
 		if mech == "PLAIN" && dir == Request && bytes.Count(tok, []byte{0}) == 2 {
 			pw := tok[bytes.LastIndexByte(tok, 0)+1:]
 			if len(pw) >= 8 && !bytes.Contains(tok[:len(tok)-len(pw)], pw) {
@@ -217,12 +217,13 @@ func FuzzSASLToken(f *testing.F) {
 }
 
 // TestSASLWithoutDefinitions: a registry without the SASL definitions
-// (Builtin) shows SaslAuthenticate's body opaque, and hidden: it may be a
-// PLAIN token.
+// (the ACL ones only) shows SaslAuthenticate's body opaque, and hidden: it
+// may be a PLAIN token.
 func TestSASLWithoutDefinitions(t *testing.T) {
 	frame := saslAuthReq(2, 2, "\x00alice\x00"+samplePassword)
+	aclOnly := loadBuiltin("defs/*Acls*.json")
 	for _, show := range []bool{false, true} {
-		m := Builtin().DecodeRequestWith(frame, Options{ShowSecrets: show})
+		m := aclOnly.Decode(frame, Options{ShowSecrets: show})
 		body := m.Tree.Child("body")
 		if body == nil || body.Size != 25 {
 			t.Fatalf("no 25-byte opaque body: %s", AppendText(nil, m.Tree))
@@ -243,7 +244,7 @@ func TestSASLWithoutDefinitions(t *testing.T) {
 		}
 	}
 	// The response is not hidden: it holds no credential.
-	resp := Builtin().DecodeResponse(saslAuthResp(2, 2, 0, nil, ""), 36, 2)
+	resp := aclOnly.Decode(saslAuthResp(2, 2, 0, nil, ""), Options{Direction: Response, APIKey: 36, APIVersion: 2})
 	if b := resp.Tree.Child("body"); b == nil || b.Redacted() {
 		t.Errorf("response body: %+v", b)
 	}
@@ -254,14 +255,14 @@ func TestSASLSummaries(t *testing.T) {
 		m    *Message
 		want string
 	}{
-		{saslReg.DecodeResponse(saslHandshakeResp(1, 1, 0), 17, 1), "SaslHandshake v1 response corr=1: NONE"},
-		{saslReg.DecodeResponse(saslHandshakeResp(0, 1, 0, "PLAIN", "GSSAPI"), 17, 0), "SaslHandshake v0 response corr=1: NONE, enabled: PLAIN, GSSAPI"},
-		{saslReg.DecodeRequest(saslHandshakeReq(1, 4, "OAUTHBEARER\x1b[2J")), `SaslHandshake v1 request corr=4: mechanism OAUTHBEARER\x1b[2J`},
-		{saslReg.DecodeRequestWith(saslAuthReq(1, 2, "\x00ev\x1bil\x00pw"), Options{Mechanism: "PLAIN"}), `SaslAuthenticate v1 request corr=2: PLAIN user ev\x1bil`},
-		{saslReg.DecodeRequestWith(saslAuthReq(1, 2, ""), Options{Mechanism: "PLAIN"}), "SaslAuthenticate v1 request corr=2: empty token"},
-		{saslReg.DecodeSASLToken(rawToken("\x00alice\x00"+samplePassword), Request, Options{}), "SASL token request: PLAIN user alice"},
-		{saslReg.DecodeSASLToken(rawToken("\x01\x02"), Response, Options{}), "SASL token response: SASL mechanism unknown, <redacted, 2 bytes>"},
-		{saslReg.DecodeSASLToken(rawToken("\x00a\x00b\x00c"), Request, Options{Mechanism: "PLAIN"}), "SASL token request: not a valid PLAIN token, <redacted, 6 bytes> [malformed: PLAIN token has 3 NUL separators, not 2]"},
+		{saslReg.Decode(saslHandshakeResp(1, 1, 0), Options{Direction: Response, APIKey: 17, APIVersion: 1}), "SaslHandshake v1 response corr=1: NONE"},
+		{saslReg.Decode(saslHandshakeResp(0, 1, 0, "PLAIN", "GSSAPI"), Options{Direction: Response, APIKey: 17, APIVersion: 0}), "SaslHandshake v0 response corr=1: NONE, enabled: PLAIN, GSSAPI"},
+		{saslReg.Decode(saslHandshakeReq(1, 4, "OAUTHBEARER\x1b[2J"), Options{}), `SaslHandshake v1 request corr=4: mechanism OAUTHBEARER\x1b[2J`},
+		{saslReg.Decode(saslAuthReq(1, 2, "\x00ev\x1bil\x00pw"), Options{Mechanism: "PLAIN"}), `SaslAuthenticate v1 request corr=2: PLAIN user ev\x1bil`},
+		{saslReg.Decode(saslAuthReq(1, 2, ""), Options{Mechanism: "PLAIN"}), "SaslAuthenticate v1 request corr=2: empty token"},
+		{saslReg.Decode(rawToken("\x00alice\x00"+samplePassword), Options{Direction: Request, RawToken: true}), "SASL token request: PLAIN user alice"},
+		{saslReg.Decode(rawToken("\x01\x02"), Options{Direction: Response, RawToken: true}), "SASL token response: SASL mechanism unknown, <redacted, 2 bytes>"},
+		{saslReg.Decode(rawToken("\x00a\x00b\x00c"), Options{Direction: Request, RawToken: true, Mechanism: "PLAIN"}), "SASL token request: not a valid PLAIN token, <redacted, 6 bytes> [malformed: PLAIN token has 3 NUL separators, not 2]"},
 	} {
 		if c.m.Summary != c.want {
 			t.Errorf("summary\n got %s\nwant %s", c.m.Summary, c.want)

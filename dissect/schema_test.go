@@ -97,7 +97,7 @@ func TestLoadedDefinitionDecodes(t *testing.T) {
 				e.nstr("HostFilter", req.Host),
 				e.int("Operation", int64(req.Operation), 1),
 				e.int("PermissionType", int64(req.PermissionType), 1))
-			m := r.DecodeRequest(frame)
+			m := r.Decode(frame, Options{})
 			checkDecoded(t, m, frame, frameWant("DescribeAclsRequest", frame, requestHeaderWant(req, 5, ptr("describer")),
 				e.body("DescribeAclsRequest", &req.UnknownTags, fields...)))
 			checkMessage(t, m, 29, v, 5)
@@ -140,7 +140,7 @@ func TestLoadedDefinitionDecodes(t *testing.T) {
 				fields = append(fields, e.array("Acls", acls))
 				resources = append(resources, e.elem("DescribeAclsResource["+itoa(int64(i))+"]", &res.UnknownTags, fields...))
 			}
-			m = r.DecodeResponse(frame, 29, v)
+			m = r.Decode(frame, Options{Direction: Response, APIKey: 29, APIVersion: v})
 			checkDecoded(t, m, frame, frameWant("DescribeAclsResponse", frame, responseHeaderWant(resp, 5),
 				e.body("DescribeAclsResponse", &resp.UnknownTags,
 					e.int("ThrottleTimeMs", 10, 4), e.int("ErrorCode", 0, 2), e.nstr("ErrorMessage", nil),
@@ -151,7 +151,7 @@ func TestLoadedDefinitionDecodes(t *testing.T) {
 	// The built-in registry is not changed by loading into another.
 	req := kmsg.NewPtrDescribeACLsRequest()
 	req.SetVersion(1)
-	if m := Builtin().DecodeRequest(requestFrame(req, 1, nil)); m.Tree.Child("body") == nil {
+	if m := Builtin().Decode(requestFrame(req, 1, nil), Options{}); m.Tree.Child("body") == nil {
 		t.Error("Builtin() decodes DescribeAcls after NewRegistry().AddJSON")
 	}
 }
@@ -196,7 +196,7 @@ func TestKnownTaggedFields(t *testing.T) {
 	}
 	// The body starts at 0x0f: Mode at 0x0f, the tagged count at 0x10.
 	frame := taggedFrame("03 00 06 06 68656c6c6f 03 04 000003e8 63 01 00")
-	m := r.DecodeRequest(frame)
+	m := r.Decode(frame, Options{})
 	if err := checkShape(m, frame, false); err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestKnownTaggedFields(t *testing.T) {
 		{"01 03 02 0003 00", []Problem{{0x13, "truncated: needs 4 bytes, 2 left"}}},
 	} {
 		frame := taggedFrame(c.tagged)
-		m := r.DecodeRequest(frame)
+		m := r.Decode(frame, Options{})
 		if err := checkShape(m, frame, false); err != nil {
 			t.Error(err)
 		}
@@ -288,7 +288,10 @@ func TestBadDefinitions(t *testing.T) {
 // direction, and Defs lists them by key, request first.
 func TestRegistryReplaces(t *testing.T) {
 	r := NewRegistry()
-	if n := len(r.Defs()); n != 4 {
+	// CreateAcls, DeleteAcls, SaslHandshake and SaslAuthenticate, requests
+	// and responses: the SASL ones are built in so that --all decodes them
+	// and a capture can name who made each change.
+	if n := len(r.Defs()); n != 8 {
 		t.Fatalf("%d built-in definitions", n)
 	}
 	src := `{"apiKey": 30, "type": "request", "name": "Replaced", "validVersions": "0", "fields": [
@@ -300,15 +303,15 @@ func TestRegistryReplaces(t *testing.T) {
 	for _, d := range r.Defs() {
 		names = append(names, d.Name)
 	}
-	if got := strings.Join(names, " "); got != "Replaced CreateAclsResponse DeleteAclsRequest DeleteAclsResponse" {
+	if got := strings.Join(names, " "); got != "SaslHandshakeRequest SaslHandshakeResponse Replaced CreateAclsResponse DeleteAclsRequest DeleteAclsResponse SaslAuthenticateRequest SaslAuthenticateResponse" {
 		t.Errorf("Defs: %s", got)
 	}
 	frame := hexBytes("00000000 001e 0000 00000001 ffff 00000007")
-	m := r.DecodeRequest(setSize(frame))
+	m := r.Decode(setSize(frame), Options{})
 	if n := m.Tree.Find("Replaced", "Only"); n == nil || n.Int != 7 || len(m.Problems) != 0 {
 		t.Errorf("replaced definition not used: %v %v", n, m.Problems)
 	}
-	if Builtin().DecodeRequest(frame).Tree.Child("CreateAclsRequest") == nil {
+	if Builtin().Decode(frame, Options{}).Tree.Child("CreateAclsRequest") == nil {
 		t.Error("the built-in registry changed")
 	}
 }

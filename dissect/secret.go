@@ -2,8 +2,23 @@ package dissect
 
 import "strconv"
 
-// Options changes how frames are decoded.
+// Options say how Decode reads a frame.
 type Options struct {
+	// Direction: a request, or a response to a request of APIKey at
+	// APIVersion (a response does not carry its API key).
+	Direction          Direction
+	APIKey, APIVersion int16
+	// Head: the frame holds only its first bytes, the rest was
+	// deliberately not kept (a capture skipped the body of an API it is not
+	// showing in full): the size prefix is trusted, the walk stops where
+	// the kept bytes end without calling that a problem, and the bytes not
+	// kept are one node. Nodes may therefore extend past Message.Raw.
+	Head bool
+	// RawToken: the frame is a raw SASL token, as a client and broker
+	// send them after a SaslHandshake v0 instead of SaslAuthenticate
+	// requests: a 4-byte size, then the token, with no Kafka header. The
+	// message's APIKey is SASLTokenKey.
+	RawToken bool
 	// Mechanism is the SASL mechanism the connection's SaslHandshake chose
 	// (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER, GSSAPI); "" when
 	// it is not known, e.g. the handshake was not captured. It decides how
@@ -85,25 +100,4 @@ func secretMask(tree *Node, n int) []bool {
 		}
 	}
 	return mask
-}
-
-// SetOptions sets the options of the following decodes.
-func (x *Decoder) SetOptions(o Options) { x.d.opts = o }
-
-// DecodeRequestWith is DecodeRequest with options.
-func (r *Registry) DecodeRequestWith(frame []byte, o Options) *Message {
-	d := newDecoder(frame)
-	d.opts = o
-	m := d.request(r)
-	m.Raw = frame
-	return m
-}
-
-// DecodeResponseWith is DecodeResponse with options.
-func (r *Registry) DecodeResponseWith(frame []byte, apiKey, apiVersion int16, o Options) *Message {
-	d := newDecoder(frame)
-	d.opts = o
-	m := d.response(r, apiKey, apiVersion)
-	m.Raw = frame
-	return m
 }

@@ -124,7 +124,7 @@ func decodeCapture(t *testing.T, frames []capFrame, o Options, trackMech, closed
 		}
 		var m *Message
 		if f.request {
-			m = saslReg.DecodeRequestWith(f.data, o)
+			m = saslReg.Decode(f.data, o)
 			pending[f.port][m.CorrelationID] = pend{m.APIKey, m.APIVersion}
 		} else {
 			corr, _ := PeekCorrelationID(f.data)
@@ -132,7 +132,7 @@ func decodeCapture(t *testing.T, frames []capFrame, o Options, trackMech, closed
 			if !ok {
 				t.Fatalf("port %d: response %d without request", f.port, corr)
 			}
-			m = saslReg.DecodeResponseWith(f.data, p.key, p.ver, o)
+			m = saslReg.Decode(f.data, withOpts(o, Options{Direction: Response, APIKey: p.key, APIVersion: p.ver}))
 		}
 		tr.Observe(m)
 		msgs = append(msgs, decodedMsg{f.port, m, f.data})

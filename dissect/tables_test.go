@@ -191,7 +191,7 @@ func TestEnumsBelongToTheirField(t *testing.T) {
 		t.Fatal(err)
 	}
 	frame := []byte{0, 0, 0, 14, 0, 32, 0, 0, 0, 0, 0, 9, 0xff, 0xff, 4, 3, 0, 31}
-	m := r.DecodeRequest(frame)
+	m := r.Decode(frame, Options{})
 	if len(m.Problems) > 0 {
 		t.Fatalf("problems: %v", m.Problems)
 	}

@@ -113,6 +113,7 @@ func (s *Stats) Add(o Stats) {
 	s.Retransmissions += o.Retransmissions
 	s.UnparseableBytes += o.UnparseableBytes
 	s.BufferLimits += o.BufferLimits
+	s.Evicted += o.Evicted
 }
 
 type tuple struct{ src, dst netip.AddrPort }

@@ -69,9 +69,9 @@ func auditCapture(t *testing.T) ([]Entry, Loader) {
 	load := func(i int) (*dissect.Message, error) {
 		switch i {
 		case 1, 3:
-			return reg.DecodeRequest(frames[i]), nil
+			return reg.Decode(frames[i], dissect.Options{}), nil
 		case 2:
-			return reg.DecodeResponse(frames[2], 30, 3), nil
+			return reg.Decode(frames[2], dissect.Options{Direction: dissect.Response, APIKey: 30, APIVersion: 3}), nil
 		}
 		return nil, os.ErrNotExist
 	}

@@ -50,13 +50,13 @@ func seedCapture(t *testing.T) ([]Entry, Loader) {
 	load := func(i int) (*dissect.Message, error) {
 		switch i {
 		case 0:
-			return reg.DecodeRequest(req), nil
+			return reg.Decode(req, dissect.Options{}), nil
 		case 1:
-			return reg.DecodeResponse(resp, 30, 3), nil
+			return reg.Decode(resp, dissect.Options{Direction: dissect.Response, APIKey: 30, APIVersion: 3}), nil
 		}
 		return nil, os.ErrNotExist
 	}
-	mreq, mresp := reg.DecodeRequest(req), reg.DecodeResponse(resp, 30, 3)
+	mreq, mresp := reg.Decode(req, dissect.Options{}), reg.Decode(resp, dissect.Options{Direction: dissect.Response, APIKey: 30, APIVersion: 3})
 	entries := []Entry{
 		entryOf(0, t0, "10.0.0.1:50312", "10.0.0.2:9092", mreq, 1),
 		entryOf(1, t0.Add(1500*time.Microsecond), "10.0.0.2:9092", "10.0.0.1:50312", mresp, 0),

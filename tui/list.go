@@ -163,10 +163,10 @@ func (l *listModel) match(e *Entry) bool {
 }
 
 // searchText is what / looks through for an entry: its number, connection,
-// API, correlation id, Kafka error and summary, as displayed.
+// API, correlation id, Kafka error, summary and identity, as displayed.
 func searchText(e *Entry) string {
 	return strings.ToLower(strconv.Itoa(e.Index) + " " + connText(e) + " " + dirText(e.Direction) + " " +
-		apiText(e) + " " + strconv.Itoa(int(e.CorrelationID)) + " " + dissect.Escape(e.KafkaError) + " " + dissect.Escape(e.Summary))
+		apiText(e) + " " + strconv.Itoa(int(e.CorrelationID)) + " " + dissect.Escape(e.KafkaError) + " " + dissect.Escape(e.Summary) + " " + dissect.Escape(e.Who))
 }
 
 // moveTo puts the cursor on row (clamped) and scrolls it into view.
@@ -193,6 +193,9 @@ func (l *listModel) timeText(e *Entry) string {
 // that the cut to the column never hides it.
 func infoText(e *Entry) string {
 	info := summaryText(e)
+	if who := dissect.Escape(e.Who); who != "" {
+		info += " by " + who
+	}
 	if k := dissect.Escape(e.KafkaError); k != "" {
 		if info == "" {
 			return k

@@ -57,7 +57,7 @@ func TestHexPaneMasksSecrets(t *testing.T) {
 	st := stylesFor(termenv.Ascii)
 	pwHex := hex.EncodeToString([]byte(tuiPassword))
 	for _, show := range []bool{false, true} {
-		m := reg.DecodeRequestWith(frame, dissect.Options{Mechanism: "PLAIN", ShowSecrets: show})
+		m := reg.Decode(frame, dissect.Options{Mechanism: "PLAIN", ShowSecrets: show})
 		var h hexModel
 		h.setData(frame, m.Tree)
 		rows := h.view(&st, h.width(), h.rows(), 0, len(frame), true)
@@ -91,7 +91,7 @@ func TestExplorerHidesSecrets(t *testing.T) {
 	reg := dissect.NewRegistry().AddSASL()
 	frame := plainAuthFrame()
 	for _, show := range []bool{false, true} {
-		msg := reg.DecodeRequestWith(frame, dissect.Options{Mechanism: "PLAIN", ShowSecrets: show})
+		msg := reg.Decode(frame, dissect.Options{Mechanism: "PLAIN", ShowSecrets: show})
 		load := func(int) (*dissect.Message, error) { return msg, nil }
 		m := newTestModel(t, load, []Entry{entryOf(0, t0, "10.0.0.1:50312", "10.0.0.2:9092", msg, -1)}, 160, 50)
 		// Expand everything, then walk the tree to the last field: the password.

@@ -32,6 +32,10 @@ type Entry struct {
 	HasProblems   bool   // the decoder found the frame malformed
 	KafkaError    string // name of the first non-zero error code in a response, "" when none
 	Peer          int    // Index of the matching request/response, or -1
+	// Who is the connection's identity when the message was seen, as a
+	// summary line ends with it ("User:alice", "User:bob (failed)"); ""
+	// when unknown.
+	Who string
 }
 
 // failed reports whether the entry is what the errors filter keeps: a

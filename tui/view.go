@@ -182,7 +182,11 @@ func (m *Model) statusLines() []string {
 		case len(probs) > 0:
 			second = m.st.Problem.Render(strings.Join(probs, "  "))
 		case n == m.cur.Tree:
-			second = m.st.Doc.Render(dissect.Escape(m.cur.Summary))
+			sum := dissect.Escape(m.cur.Summary)
+			if e := m.list.selected(); e != nil && e.Who != "" {
+				sum += " by " + dissect.Escape(e.Who)
+			}
+			second = m.st.Doc.Render(sum)
 		default:
 			second = m.st.Doc.Render(dissect.Escape(n.Doc))
 		}

@@ -47,9 +47,8 @@ type auditOpts struct {
 	failed bool
 	width  int
 	follow bool // write json/csv rows as they are known (--iface; tests)
-	// principal names the principal a connection authenticated as, or nil
-	// when unknown. It is the one place connection identity enters the
-	// change log: wiring SASL identity in is setting it.
+	// principal, when set, names the principal of a connection instead
+	// of the identity the session tracked (tests).
 	principal func(reassembly.Flow) *string
 }
 
@@ -135,7 +134,7 @@ func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io
 	}
 	s := newSession(in.reg, selector{}, ap, true) // the ACL APIs; indexes still count every frame
 	s.limit = o.count
-	s.hold = o.iface == ""
+	s.lib.Hold = o.iface == ""
 	seen, err := o.captureOpts.read(s, in, stderr)
 	s.flushAll()
 	rows := ap.finish()
@@ -188,29 +187,29 @@ func newAuditPrinter(principal func(reassembly.Flow) *string) *auditPrinter {
 	return &auditPrinter{principal: principal, reqs: map[int]*audit.Request{}}
 }
 
-func (p *auditPrinter) message(it *item, m *dissect.Message) {
-	meta := audit.Meta{Index: it.index, Time: it.time}
-	if it.dir == dissect.Request {
-		meta.Client, meta.Broker = it.flow.Src, it.flow.Dst
-		meta.Principal = p.principalOf(it.flow)
+func (p *auditPrinter) message(w *origin, x dissect.Exchange, m *dissect.Message) {
+	meta := audit.Meta{Index: x.Index, Time: w.time}
+	if m.Direction == dissect.Request {
+		meta.Client, meta.Broker = w.flow.Src, w.flow.Dst
+		meta.Principal = p.principalOf(w.flow, x.Identity)
 		if r := audit.ReadRequest(m, meta); r != nil {
-			p.reqs[it.index] = r
+			p.reqs[x.Index] = r
 		}
 		return
 	}
-	meta.Client, meta.Broker = it.flow.Dst, it.flow.Src
-	meta.Principal = p.principalOf(it.flow)
-	meta.Latency, meta.HasLatency = it.latency, it.hasLat
+	meta.Client, meta.Broker = w.flow.Dst, w.flow.Src
+	meta.Principal = p.principalOf(w.flow, x.Identity)
+	meta.Latency, meta.HasLatency = x.Latency, x.HasLatency
 	resp := audit.ReadResponse(m, meta)
 	if resp == nil {
 		return
 	}
-	req := p.reqs[it.peer]
-	delete(p.reqs, it.peer)
+	req := p.reqs[x.Peer]
+	delete(p.reqs, x.Peer)
 	if req == nil {
 		// Its request was not read whole (a frame cut after its header):
 		// the response's own bindings are what is known.
-		resp.RequestIndex = it.peer
+		resp.RequestIndex = x.Peer
 	}
 	if p.stream != nil {
 		p.stream(audit.Rows(req, resp))
@@ -219,13 +218,29 @@ func (p *auditPrinter) message(it *item, m *dissect.Message) {
 	p.rows = append(p.rows, audit.Rows(req, resp)...)
 }
 
-func (p *auditPrinter) event(*item) {}
+func (p *auditPrinter) unmatched(*origin, dissect.Unmatched)                  {}
+func (p *auditPrinter) incomplete(*reassembly.Incomplete, dissect.Incomplete) {}
+func (p *auditPrinter) event(reassembly.Event)                                {}
 
-func (p *auditPrinter) principalOf(f reassembly.Flow) *string {
-	if p.principal == nil {
+// principalOf names who made a change: the principal the connection
+// authenticated as, marked when the broker refused it or had not accepted
+// it yet; nil when the wire does not say (a GSSAPI user, a capture begun
+// mid-connection).
+func (p *auditPrinter) principalOf(f reassembly.Flow, id dissect.Identity) *string {
+	if p.principal != nil {
+		return p.principal(f)
+	}
+	if id.Principal == "" {
 		return nil
 	}
-	return p.principal(f)
+	s := id.Principal
+	switch {
+	case id.Failed:
+		s += " (failed)"
+	case !id.Authenticated:
+		s += " (not yet accepted)"
+	}
+	return &s
 }
 
 // finish adds the requests no response answered and returns every row in

@@ -71,6 +71,8 @@ type captureOpts struct {
 	user      string
 	drop      *dropTarget // who to become once the capture is open; nil: stay
 	guess     bool
+	// showSecrets: passwords, SCRAM proofs and tokens as on the wire.
+	showSecrets bool
 }
 
 // registerInput adds the flags of every command that reads a capture
@@ -198,6 +200,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	fs.BoolVar(&o.tui, "tui", false, "open the interactive hex explorer")
 	fs.BoolVar(&o.hexDump, "x", false, "add each message's byte layout to the tree output")
 	fs.BoolVar(&o.guess, "guess", false, "decode a response whose request was not captured as the first CreateAcls/DeleteAcls response definition (v0-3) that fits it exactly, marked inferred")
+	fs.BoolVar(&o.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs and tokens as they are on the wire (default: <redacted, N bytes>, masked in hex)")
 	fs.BoolVar(&o.version, "version", false, "print kdissect's version and the VCS revision it was built from")
 	files, err := parseInterspersed(fs, captureUsage, args, stdout)
 	if err != nil {
@@ -245,8 +248,9 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	}
 	s := newSession(in.reg, sel, p, !o.asJSON)
 	s.limit = o.count
-	s.guess = o.guess
-	s.hold = o.iface == "" // a live capture prints each message at once
+	s.lib.Guess = o.guess
+	s.lib.ShowSecrets = o.showSecrets
+	s.lib.Hold = o.iface == "" // a live capture prints each message at once
 	if o.iface != "" {
 		s.afterPrint = func() { bw.Flush() }
 	}

@@ -45,6 +45,7 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 	summary := fs.Bool("summary", false, "print the one-line summary only")
 	schemaDir := fs.String("schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")
 	tui := fs.Bool("tui", false, "open the frame in the interactive hex explorer")
+	showSecrets := fs.Bool("show-secrets", false, "show SASL passwords, SCRAM proofs and tokens as they are on the wire")
 	positional, err := parseInterspersed(fs, frameUsage, args, stdout)
 	if err != nil {
 		return false, err
@@ -69,12 +70,12 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 		if *version > 32767 {
 			return false, usageError{fmt.Sprintf("version %d is out of range", *version)}
 		}
-		m = reg.DecodeResponse(frame, key, int16(*version))
+		m = reg.Decode(frame, dissect.Options{Direction: dissect.Response, APIKey: key, APIVersion: int16(*version), ShowSecrets: *showSecrets})
 	} else {
 		if *apiFlag != "" || *version >= 0 {
 			return false, usageError{"--api and --version describe a response: add --response (a request carries its own)"}
 		}
-		m = reg.DecodeRequest(frame)
+		m = reg.Decode(frame, dissect.Options{ShowSecrets: *showSecrets})
 		if !cleanACL(m) {
 			hintResponse(reg, frame, stderr)
 		}
@@ -120,7 +121,7 @@ func hintResponse(reg *dissect.Registry, frame []byte, stderr io.Writer) {
 		var fits []string
 		best := -1
 		for v := 0; v <= 3; v++ {
-			if r := reg.DecodeResponse(frame, key, int16(v)); len(r.Problems) == 0 {
+			if r := reg.Decode(frame, dissect.Options{Direction: dissect.Response, APIKey: key, APIVersion: int16(v)}); len(r.Problems) == 0 {
 				fits = append(fits, fmt.Sprintf("v%d", v))
 				best = v
 			}

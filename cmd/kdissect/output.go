@@ -19,8 +19,8 @@ type treePrinter struct {
 	buf     []byte
 }
 
-func (p *treePrinter) message(it *item, m *dissect.Message) {
-	b := appendHeading(p.buf[:0], it, m.Summary)
+func (p *treePrinter) message(w *origin, x dissect.Exchange, m *dissect.Message) {
+	b := appendHeading(p.buf[:0], w, x, m)
 	b = append(b, '\n')
 	b = dissect.AppendText(b, m.Tree)
 	if p.hexDump {
@@ -31,8 +31,18 @@ func (p *treePrinter) message(it *item, m *dissect.Message) {
 	p.buf = b
 }
 
-func (p *treePrinter) event(it *item) {
-	p.buf = appendEventText(p.buf[:0], it)
+func (p *treePrinter) unmatched(w *origin, u dissect.Unmatched) {
+	p.buf = appendUnmatchedText(p.buf[:0], w, u)
+	p.w.Write(p.buf)
+}
+
+func (p *treePrinter) incomplete(e *reassembly.Incomplete, c dissect.Incomplete) {
+	p.buf = appendEventText(p.buf[:0], e, c)
+	p.w.Write(p.buf)
+}
+
+func (p *treePrinter) event(e reassembly.Event) {
+	p.buf = appendEventText(p.buf[:0], e, dissect.Incomplete{})
 	p.w.Write(p.buf)
 }
 
@@ -42,40 +52,54 @@ type summaryPrinter struct {
 	buf []byte
 }
 
-func (p *summaryPrinter) message(it *item, m *dissect.Message) {
-	b := appendHeading(p.buf[:0], it, m.Summary)
+func (p *summaryPrinter) message(w *origin, x dissect.Exchange, m *dissect.Message) {
+	b := appendHeading(p.buf[:0], w, x, m)
 	p.buf = append(b, '\n')
 	p.w.Write(p.buf)
 }
 
-func (p *summaryPrinter) event(it *item) {
-	p.buf = appendEventText(p.buf[:0], it)
+func (p *summaryPrinter) unmatched(w *origin, u dissect.Unmatched) {
+	p.buf = appendUnmatchedText(p.buf[:0], w, u)
+	p.w.Write(p.buf)
+}
+
+func (p *summaryPrinter) incomplete(e *reassembly.Incomplete, c dissect.Incomplete) {
+	p.buf = appendEventText(p.buf[:0], e, c)
+	p.w.Write(p.buf)
+}
+
+func (p *summaryPrinter) event(e reassembly.Event) {
+	p.buf = appendEventText(p.buf[:0], e, dissect.Incomplete{})
 	p.w.Write(p.buf)
 }
 
 // appendHeading writes "#N TIME SRC → DST WHAT (peer, latency)".
-func appendHeading(b []byte, it *item, what string) []byte {
+func appendHeading(b []byte, w *origin, x dissect.Exchange, m *dissect.Message) []byte {
 	b = append(b, '#')
-	b = strconv.AppendInt(b, int64(it.index), 10)
+	b = strconv.AppendInt(b, int64(x.Index), 10)
 	b = append(b, ' ')
-	b = it.time.UTC().AppendFormat(b, timeLayout)
+	b = w.time.UTC().AppendFormat(b, timeLayout)
 	b = append(b, ' ')
-	b = appendFlow(b, it.flow)
+	b = appendFlow(b, w.flow)
 	b = append(b, ' ')
-	b = append(b, dissect.Escape(what)...)
+	b = append(b, dissect.Escape(m.Summary)...)
 	switch {
-	case it.inferred:
+	case x.Inferred:
 		b = append(b, " (inferred)"...)
-	case it.dir == dissect.Response:
+	case m.Direction == dissect.Response && x.HasLatency:
 		b = append(b, " (request #"...)
-		b = strconv.AppendInt(b, int64(it.peer), 10)
+		b = strconv.AppendInt(b, int64(x.Peer), 10)
 		b = append(b, ", "...)
-		b = appendLatency(b, it.latency)
+		b = appendLatency(b, x.Latency)
 		b = append(b, ')')
-	case it.peer > 0:
+	case m.Direction == dissect.Request && x.Peer > 0:
 		b = append(b, " (response #"...)
-		b = strconv.AppendInt(b, int64(it.peer), 10)
+		b = strconv.AppendInt(b, int64(x.Peer), 10)
 		b = append(b, ')')
+	}
+	if who := x.Identity.String(); who != "" { // escaped already
+		b = append(b, " by "...)
+		b = append(b, who...)
 	}
 	return b
 }
@@ -90,22 +114,50 @@ func appendLatency(b []byte, d time.Duration) []byte {
 	return append(b, strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64)+" ms"...)
 }
 
-// appendEventText writes an anomaly as a "!! " line.
-func appendEventText(b []byte, it *item) []byte {
+// appendUnmatchedText writes a response without its request as a "!! " line.
+func appendUnmatchedText(b []byte, w *origin, u dissect.Unmatched) []byte {
 	b = append(b, "!! "...)
-	b = it.time.UTC().AppendFormat(b, timeLayout)
+	b = w.time.UTC().AppendFormat(b, timeLayout)
+	b = append(b, " #"...)
+	b = strconv.AppendInt(b, int64(u.Index), 10)
 	b = append(b, ' ')
-	switch e := it.event.(type) {
-	case unmatched:
-		b = append(b, '#')
-		b = strconv.AppendInt(b, int64(it.index), 10)
-		b = append(b, ' ')
-		b = appendFlow(b, it.flow)
-		b = append(b, " response corr="...)
-		b = strconv.AppendInt(b, int64(it.corr), 10)
-		b = append(b, " unmatched: its request was not captured ("...)
-		b = strconv.AppendInt(b, int64(it.size), 10)
-		b = append(b, " bytes)"...)
+	b = appendFlow(b, w.flow)
+	b = append(b, " response corr="...)
+	b = strconv.AppendInt(b, int64(u.CorrelationID), 10)
+	b = append(b, " unmatched: its request was not captured ("...)
+	b = strconv.AppendInt(b, int64(u.Size), 10)
+	b = append(b, " bytes)"...)
+	return append(b, '\n')
+}
+
+// eventTime is when a pipeline event was captured.
+func eventTime(e reassembly.Event) time.Time {
+	switch e := e.(type) {
+	case *reassembly.Gap:
+		return e.Time
+	case *reassembly.Unparseable:
+		return e.Time
+	case *reassembly.Incomplete:
+		return e.Time
+	case *reassembly.Retransmission:
+		return e.Time
+	case *reassembly.BufferLimit:
+		return e.Time
+	case *reassembly.PortDetected:
+		return e.Time
+	case *reassembly.Evicted:
+		return e.Time
+	}
+	return time.Time{}
+}
+
+// appendEventText writes an anomaly as a "!! " line; c is what the session
+// knows of an *reassembly.Incomplete.
+func appendEventText(b []byte, ev reassembly.Event, c dissect.Incomplete) []byte {
+	b = append(b, "!! "...)
+	b = eventTime(ev).UTC().AppendFormat(b, timeLayout)
+	b = append(b, ' ')
+	switch e := ev.(type) {
 	case *reassembly.Gap:
 		b = appendFlowAt(b, e.Flow, e.StreamOffset)
 		b = append(b, "gap: "...)
@@ -131,7 +183,7 @@ func appendEventText(b []byte, it *item) []byte {
 		b = append(b, " bytes ("...)
 		b = append(b, e.Reason...)
 		b = append(b, ')')
-		b = appendIncompleteHead(b, it)
+		b = appendIncompleteHead(b, e.FromClient, c)
 	case *reassembly.Retransmission:
 		b = appendFlowAt(b, e.Flow, e.StreamOffset)
 		b = append(b, "retransmission: "...)
@@ -159,31 +211,31 @@ func appendEventText(b []byte, it *item) []byte {
 
 // appendIncompleteHead names what the captured header of a cut frame says:
 // ", #5 CreateAcls v3 request corr=7 (response #6)".
-func appendIncompleteHead(b []byte, it *item) []byte {
-	if !it.hasHead {
+func appendIncompleteHead(b []byte, fromClient bool, c dissect.Incomplete) []byte {
+	if c.Index == 0 {
 		return b
 	}
 	b = append(b, ", #"...)
-	b = strconv.AppendInt(b, int64(it.index), 10)
-	if it.hasAPI {
+	b = strconv.AppendInt(b, int64(c.Index), 10)
+	if c.HasAPI {
 		b = append(b, ' ')
-		b = append(b, dissect.APIName(it.key)...)
+		b = append(b, dissect.APIName(c.APIKey)...)
 		b = append(b, " v"...)
-		b = strconv.AppendInt(b, int64(it.ver), 10)
+		b = strconv.AppendInt(b, int64(c.APIVersion), 10)
 	}
-	if it.flow.FromClient {
+	if fromClient {
 		b = append(b, " request corr="...)
 	} else {
 		b = append(b, " response corr="...)
 	}
-	b = strconv.AppendInt(b, int64(it.corr), 10)
-	if it.peer > 0 {
-		if it.flow.FromClient {
+	b = strconv.AppendInt(b, int64(c.CorrelationID), 10)
+	if c.Peer > 0 {
+		if fromClient {
 			b = append(b, " (response #"...)
 		} else {
 			b = append(b, " (request #"...)
 		}
-		b = strconv.AppendInt(b, int64(it.peer), 10)
+		b = strconv.AppendInt(b, int64(c.Peer), 10)
 		b = append(b, ')')
 	}
 	return b
@@ -216,31 +268,33 @@ func (p *jsonPrinter) setFile(path string) {
 	p.file = dissect.AppendJSONString(append(p.file[:0], `,"file":`...), path)
 }
 
-func (p *jsonPrinter) message(it *item, m *dissect.Message) {
+func (p *jsonPrinter) message(w *origin, x dissect.Exchange, m *dissect.Message) {
 	b := append(p.buf[:0], `{"index":`...)
-	b = strconv.AppendInt(b, int64(it.index), 10)
-	b = appendCommonJSON(b, it.time, it.flow, it.offset)
+	b = strconv.AppendInt(b, int64(x.Index), 10)
+	b = appendCommonJSON(b, w.time, w.flow, w.offset)
 	b = append(b, `,"packets":[`...)
-	for i, n := range it.packets {
+	for i, n := range w.packets {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = strconv.AppendInt(b, int64(n), 10)
 	}
 	b = append(b, `],"peer":`...)
-	if it.peer > 0 {
-		b = strconv.AppendInt(b, int64(it.peer), 10)
+	if x.Peer > 0 {
+		b = strconv.AppendInt(b, int64(x.Peer), 10)
 	} else {
 		b = append(b, "null"...)
 	}
-	if it.hasLat {
+	if x.HasLatency {
 		b = append(b, `,"latency_us":`...)
-		b = strconv.AppendInt(b, it.latency.Microseconds(), 10)
+		b = strconv.AppendInt(b, x.Latency.Microseconds(), 10)
 	}
 	b = append(b, p.file...)
-	if it.inferred {
+	if x.Inferred {
 		b = append(b, `,"inferred":true`...)
 	}
+	b = append(b, ',')
+	b = dissect.AppendIdentityJSON(b, x.Identity)
 	b = append(b, ',')
 	b = dissect.AppendJSONFields(b, m)
 	b = append(b, "}\n"...)
@@ -263,17 +317,29 @@ func appendAddrJSON(b []byte, a netip.AddrPort) []byte {
 	return dissect.AppendJSONString(b, a.String())
 }
 
-func (p *jsonPrinter) event(it *item) {
+func (p *jsonPrinter) unmatched(w *origin, u dissect.Unmatched) {
+	b := append(p.buf[:0], `{"event":"unmatched_response","index":`...)
+	b = strconv.AppendInt(b, int64(u.Index), 10)
+	b = appendCommonJSON(b, w.time, w.flow, w.offset)
+	b = append(b, `,"correlation_id":`...)
+	b = strconv.AppendInt(b, int64(u.CorrelationID), 10)
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, int64(u.Size), 10)
+	b = append(b, p.file...)
+	b = append(b, "}\n"...)
+	p.w.Write(b)
+	p.buf = b
+}
+
+func (p *jsonPrinter) event(e reassembly.Event) { p.eventWith(e, dissect.Incomplete{}) }
+
+func (p *jsonPrinter) incomplete(e *reassembly.Incomplete, c dissect.Incomplete) { p.eventWith(e, c) }
+
+// eventWith writes a pipeline event; c is what the session knows of an
+// *reassembly.Incomplete.
+func (p *jsonPrinter) eventWith(ev reassembly.Event, c dissect.Incomplete) {
 	b := append(p.buf[:0], `{"event":"`...)
-	switch e := it.event.(type) {
-	case unmatched:
-		b = append(b, `unmatched_response","index":`...)
-		b = strconv.AppendInt(b, int64(it.index), 10)
-		b = appendCommonJSON(b, it.time, it.flow, it.offset)
-		b = append(b, `,"correlation_id":`...)
-		b = strconv.AppendInt(b, int64(it.corr), 10)
-		b = append(b, `,"size":`...)
-		b = strconv.AppendInt(b, int64(it.size), 10)
+	switch e := ev.(type) {
 	case *reassembly.Gap:
 		b = appendRangeEvent(b, "gap", e.Time, e.Flow, e.StreamOffset, e.Length)
 	case *reassembly.Unparseable:
@@ -294,22 +360,22 @@ func (p *jsonPrinter) event(it *item) {
 		b = strconv.AppendInt(b, e.Want, 10)
 		b = append(b, `,"reason":`...)
 		b = dissect.AppendJSONString(b, e.Reason)
-		if it.hasHead {
+		if c.Index > 0 {
 			b = append(b, `,"index":`...)
-			b = strconv.AppendInt(b, int64(it.index), 10)
-			if it.hasAPI {
+			b = strconv.AppendInt(b, int64(c.Index), 10)
+			if c.HasAPI {
 				b = append(b, `,"api_key":`...)
-				b = strconv.AppendInt(b, int64(it.key), 10)
+				b = strconv.AppendInt(b, int64(c.APIKey), 10)
 				b = append(b, `,"api_name":`...)
-				b = dissect.AppendJSONString(b, dissect.APIName(it.key))
+				b = dissect.AppendJSONString(b, dissect.APIName(c.APIKey))
 				b = append(b, `,"api_version":`...)
-				b = strconv.AppendInt(b, int64(it.ver), 10)
+				b = strconv.AppendInt(b, int64(c.APIVersion), 10)
 			}
 			b = append(b, `,"correlation_id":`...)
-			b = strconv.AppendInt(b, int64(it.corr), 10)
+			b = strconv.AppendInt(b, int64(c.CorrelationID), 10)
 			b = append(b, `,"peer":`...)
-			if it.peer > 0 {
-				b = strconv.AppendInt(b, int64(it.peer), 10)
+			if c.Peer > 0 {
+				b = strconv.AppendInt(b, int64(c.Peer), 10)
 			} else {
 				b = append(b, "null"...)
 			}

@@ -23,6 +23,7 @@ type sidecar struct {
 		Version       int16          `json:"version"`
 		CorrelationID int32          `json:"correlationId"`
 		ClientPort    int            `json:"clientPort"`
+		Principal     string         `json:"principal"` // SASL captures: who the client logged in as
 		Request       map[string]any `json:"request"`
 		Response      map[string]any `json:"response"`
 	} `json:"exchanges"`
@@ -39,6 +40,7 @@ type decodedLine struct {
 	APIVersion    int16           `json:"api_version"`
 	CorrelationID int32           `json:"correlation_id"`
 	Peer          *int            `json:"peer"`
+	Principal     *string         `json:"principal"`
 	Problems      []any           `json:"problems"`
 	Tree          json.RawMessage `json:"tree"`
 }
@@ -97,7 +99,10 @@ func decodeCapture(t *testing.T, args ...string) []decodedLine {
 }
 
 func TestRealCapturesMatchWhatClientsSent(t *testing.T) {
-	for _, name := range []string{"kadm-acls", "raw-versions", "sarama-acls"} {
+	// sasl-v0-acls is not here: the empty token a broker answers a PLAIN
+	// token with after SaslHandshake v0 is a 4-byte size of 0, which the
+	// framer skips as unparseable (see issue 9 notes).
+	for _, name := range []string{"kadm-acls", "raw-versions", "sarama-acls", "sasl-scram-acls"} {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile("../../testdata/pcaps/" + name + ".expect.json")
 			if err != nil {
@@ -155,6 +160,9 @@ func compareWithClients(t *testing.T, sc sidecar, lines []decodedLine) map[strin
 			}
 			if dir == "response" && d.Peer == nil {
 				t.Errorf("%s: response without its request's index", k)
+			}
+			if ex.Principal != "" && (d.Principal == nil || *d.Principal != ex.Principal) {
+				t.Errorf("%s: principal %v, the client logged in as %s", k, d.Principal, ex.Principal)
 			}
 			var root jsonNode
 			if err := json.Unmarshal(d.Tree, &root); err != nil {

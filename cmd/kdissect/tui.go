@@ -63,7 +63,13 @@ func kafkaError(n *dissect.Node) string {
 type store struct {
 	mu   sync.Mutex
 	reg  *dissect.Registry
-	recs map[int]*item
+	recs map[int]stored
+}
+
+// stored is a listed message's frame and how it was decoded.
+type stored struct {
+	frame []byte
+	opts  dissect.Options
 }
 
 func (s *store) load(index int) (*dissect.Message, error) {
@@ -73,15 +79,7 @@ func (s *store) load(index int) (*dissect.Message, error) {
 	if !ok {
 		return nil, fmt.Errorf("message #%d is not in the capture", index)
 	}
-	switch {
-	case r.dir == dissect.Request && r.head:
-		return s.reg.DecodeRequestHead(r.frame), nil
-	case r.dir == dissect.Request:
-		return s.reg.DecodeRequest(r.frame), nil
-	case r.head:
-		return s.reg.DecodeResponseHead(r.frame, r.key, r.ver), nil
-	}
-	return s.reg.DecodeResponse(r.frame, r.key, r.ver), nil
+	return s.reg.Decode(r.frame, r.opts), nil
 }
 
 // tuiPrinter hands each message to the explorer instead of a terminal.
@@ -93,26 +91,30 @@ type tuiPrinter struct {
 	malformed atomic.Bool
 }
 
-func (p *tuiPrinter) message(it *item, m *dissect.Message) {
+func (p *tuiPrinter) message(w *origin, x dissect.Exchange, m *dissect.Message) {
 	p.st.mu.Lock()
-	p.st.recs[it.index] = it
+	p.st.recs[x.Index] = stored{frame: m.Raw, opts: x.Options} // the session's own copy of the frame
 	p.st.mu.Unlock()
 	if len(m.Problems) > 0 {
 		p.malformed.Store(true)
 	}
 	e := entryOf(m)
-	e.Index, e.Time, e.Src, e.Dst, e.Peer = it.index, it.time, it.flow.Src.String(), it.flow.Dst.String(), it.peer
-	if e.Peer == 0 || it.peerCut { // the explorer lists messages only
+	e.Index, e.Time, e.Src, e.Dst, e.Peer = x.Index, w.time, w.flow.Src.String(), w.flow.Dst.String(), x.Peer
+	e.Who = x.Identity.String()
+	if e.Peer == 0 || x.PeerCut { // the explorer lists messages only
 		e.Peer = -1
 	}
 	p.entries <- e
 }
 
-func (p *tuiPrinter) event(it *item) {
-	if u, ok := it.event.(*reassembly.Unparseable); ok && !u.Leading {
+func (p *tuiPrinter) event(e reassembly.Event) {
+	if u, ok := e.(*reassembly.Unparseable); ok && !u.Leading {
 		p.malformed.Store(true)
 	}
 }
+
+func (p *tuiPrinter) unmatched(*origin, dissect.Unmatched)                  {}
+func (p *tuiPrinter) incomplete(*reassembly.Incomplete, dissect.Incomplete) {}
 
 // runCaptureTUI reads the capture in the background while the explorer
 // shows what has arrived so far.
@@ -145,13 +147,14 @@ func runCaptureTUI(o captureOpts, reg *dissect.Registry, sel selector, ports rea
 // runCaptureTUI hands the channels to the explorer; the tests read them.
 func startCaptureReader(o captureOpts, reg *dissect.Registry, sel selector, ports reassembly.PortSet, sources []namedSource) (
 	load tui.Loader, entries <-chan tui.Entry, progress <-chan tui.ProgressMsg, result func(wait bool) (malformed bool, err error)) {
-	st := &store{reg: reg, recs: map[int]*item{}}
+	st := &store{reg: reg, recs: map[int]stored{}}
 	ech := make(chan tui.Entry, 1024)
 	pch := make(chan tui.ProgressMsg, 16)
 	tp := &tuiPrinter{st: st, entries: ech}
 	s := newSession(reg, sel, tp, true)
 	s.limit = o.count
-	s.hold = o.iface == ""
+	s.lib.Hold = o.iface == ""
+	s.lib.ShowSecrets = o.showSecrets
 	newPipe := func() *reassembly.Pipeline { return reassembly.NewPipeline(pipelineConfig(o, ports, s), s.event) }
 	done := make(chan struct{})
 	var readErr error

@@ -189,7 +189,7 @@ type summaryRow struct {
 	hasPeerComment bool
 }
 
-var summaryLine = regexp.MustCompile(`^#(\d+) \S+ (\S+) → (\S+) (\S+ v\d+) (request|response) corr=(-?\d+)(?:: (.*?))?(?: \((?:response|request) #(\d+)[,)].*)?$`)
+var summaryLine = regexp.MustCompile(`^#(\d+) \S+ (\S+) → (\S+) (\S+ v\d+) (request|response) corr=(-?\d+)(?:: (.*?))?(?: \((?:response|request) #(\d+)(?:, [^)]*)?\))?(?: by (.+))?$`)
 
 // summaryRows runs `kdissect --summary` on the capture: the messages the
 // explorer must list, in the same order.
@@ -216,6 +216,9 @@ func summaryRows(t *testing.T, path string) []summaryRow {
 		}
 		if m[8] != "" {
 			r.peer, _ = strconv.Atoi(m[8])
+		}
+		if m[9] != "" { // the list shows who, as the summary line does
+			r.info += " by " + m[9]
 		}
 		rows = append(rows, r)
 	}
@@ -727,7 +730,7 @@ func TestTUIModelTreeFieldStatus(t *testing.T) {
 func TestKafkaErrorOfResponse(t *testing.T) {
 	resp := func(codes ...int16) *dissect.Message {
 		frame := kafkaFrame(append(binary.BigEndian.AppendUint32(nil, 7), 0), createResp(codes...))
-		m := dissect.NewRegistry().DecodeResponse(frame, 30, 3)
+		m := dissect.NewRegistry().Decode(frame, dissect.Options{Direction: dissect.Response, APIKey: 30, APIVersion: 3})
 		if len(m.Problems) > 0 {
 			t.Fatalf("codes %v: %v", codes, m.Problems)
 		}

@@ -68,7 +68,7 @@ func respMeta(index int) Meta {
 
 func decodeReq(t *testing.T, r kmsg.Request, corr int32, clientID *string) *dissect.Message {
 	t.Helper()
-	m := dissect.Builtin().DecodeRequest(requestFrame(r, corr, clientID))
+	m := dissect.Builtin().Decode(requestFrame(r, corr, clientID), dissect.Options{})
 	if len(m.Problems) > 0 {
 		t.Fatalf("request: %v", m.Problems)
 	}
@@ -77,7 +77,7 @@ func decodeReq(t *testing.T, r kmsg.Request, corr int32, clientID *string) *diss
 
 func decodeResp(t *testing.T, r kmsg.Response, key int16, corr int32) *dissect.Message {
 	t.Helper()
-	m := dissect.Builtin().DecodeResponse(responseFrame(r, corr), key, r.GetVersion())
+	m := dissect.Builtin().Decode(responseFrame(r, corr), dissect.Options{Direction: dissect.Response, APIKey: key, APIVersion: r.GetVersion()})
 	if len(m.Problems) > 0 {
 		t.Fatalf("response: %v", m.Problems)
 	}
@@ -535,7 +535,7 @@ func TestCutRequest(t *testing.T) {
 	frame[15] = 3                // compact array length: 2 elements
 	frame = frame[:len(frame)-1] // without the body's tagged fields
 	frame[3]--                   // the size prefix: the frame is whole, its body short
-	m := dissect.Builtin().DecodeRequest(frame)
+	m := dissect.Builtin().Decode(frame, dissect.Options{})
 	if len(m.Problems) == 0 {
 		t.Fatal("the cut frame decoded without problems")
 	}

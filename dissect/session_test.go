@@ -1,0 +1,138 @@
+package dissect
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// sessionLog writes what a Session hands out as one line each.
+type sessionLog struct {
+	lines   []string
+	secrets bool // a PLAIN password reached a rendering
+}
+
+func (r *sessionLog) Message(meta string, x Exchange, m *Message) {
+	if bytes.Contains(AppendText(nil, m.Tree), []byte(samplePassword)) {
+		r.secrets = true
+	}
+	l := fmt.Sprintf("%s #%d %s %s peer=%d", meta, x.Index, m.APIName, m.Direction, x.Peer)
+	if x.HasLatency {
+		l += " " + x.Latency.String()
+	}
+	if x.Inferred {
+		l += " inferred"
+	}
+	if who := x.Identity.String(); who != "" {
+		l += " by " + who
+	}
+	r.lines = append(r.lines, l)
+}
+
+func (r *sessionLog) Unmatched(meta string, u Unmatched) {
+	r.lines = append(r.lines, fmt.Sprintf("%s unmatched #%d corr=%d size=%d", meta, u.Index, u.CorrelationID, u.Size))
+}
+
+func (r *sessionLog) Incomplete(meta string, c Incomplete) {
+	r.lines = append(r.lines, fmt.Sprintf("%s incomplete #%d api=%d peer=%d", meta, c.Index, c.APIKey, c.Peer))
+}
+
+func (r *sessionLog) Event(meta string) { r.lines = append(r.lines, meta) }
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+func client(conn uint64, ms int, frame []byte) FrameInfo {
+	return FrameInfo{Conn: conn, FromClient: true, Data: frame, First: at(ms), Last: at(ms)}
+}
+
+func broker(conn uint64, ms int, frame []byte) FrameInfo {
+	return FrameInfo{Conn: conn, Data: frame, First: at(ms), Last: at(ms)}
+}
+
+func checkLines(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestSessionMatchesAndHolds: a held request comes out with its response's
+// index, in capture order with the events between; a request of an API
+// not shown still counts; a response without its request is Unmatched,
+// and decoded as an ACL response with Guess.
+func TestSessionMatchesAndHolds(t *testing.T) {
+	create := requestFrame(sampleCreateReq(3, 0), 5, ptr("c"))
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.SetVersion(1)
+	resp := kmsg.NewPtrCreateACLsResponse()
+	resp.SetVersion(3)
+	resp.Results = append(resp.Results, kmsg.NewCreateACLsResponseResult())
+	for _, guess := range []bool{false, true} {
+		r := &sessionLog{}
+		s := NewSession[string](NewRegistry(), r)
+		s.Wants = func(k int16) bool { return k == 30 || k == 31 }
+		s.Hold, s.Guess = true, guess
+		s.Frame("a", client(1, 0, create))
+		s.Frame("b", client(1, 1, requestFrame(meta, 6, ptr("c"))))
+		s.Pass("gap", at(2))
+		s.Frame("c", broker(1, 3, responseFrame(resp, 5)))
+		s.Frame("d", broker(1, 4, responseFrame(resp, 99)))
+		s.Flush()
+		want := []string{"a #1 CreateAcls request peer=3", "gap", "c #3 CreateAcls response peer=1 3ms", "d unmatched #4 corr=99 size=19"}
+		if guess {
+			want = append(want, "d #4 CreateAcls response peer=0 inferred")
+		}
+		checkLines(t, r.lines, want...)
+	}
+}
+
+// TestSessionRawTokensAndIdentity: after a SaslHandshake v0 the client's
+// token is decoded as a raw PLAIN token with the handshake's mechanism,
+// its password redacted; the next request ends the exchange, and carries
+// the principal as accepted.
+func TestSessionRawTokensAndIdentity(t *testing.T) {
+	for _, show := range []bool{false, true} {
+		r := &sessionLog{}
+		s := NewSession[string](NewRegistry(), r)
+		s.ShowSecrets = show
+		s.Frame("hs", client(1, 0, saslHandshakeReq(0, 1, "PLAIN")))
+		s.Frame("hs", broker(1, 1, saslHandshakeResp(0, 1, 0, "PLAIN")))
+		s.Frame("tok", client(1, 2, rawToken("\x00alice\x00"+samplePassword)))
+		s.Frame("acl", client(1, 3, requestFrame(sampleCreateReq(3, 0), 2, ptr("c"))))
+		s.Flush()
+		checkLines(t, r.lines,
+			"hs #1 SaslHandshake request peer=0 by a PLAIN user (not yet accepted)", // not held: printed before its response
+			"hs #2 SaslHandshake response peer=1 1ms by a PLAIN user (not yet accepted)",
+			"tok #3 SaslToken request peer=0 by User:alice (not yet accepted)",
+			"acl #4 CreateAcls request peer=0 by User:alice",
+		)
+		if r.secrets != show {
+			t.Errorf("show=%v: password shown %v", show, r.secrets)
+		}
+	}
+}
+
+// TestSessionClosedDuringAuthentication: a broker that closes the
+// connection instead of answering a SASL token refused it; the held
+// request that carried the token says so.
+func TestSessionClosedDuringAuthentication(t *testing.T) {
+	r := &sessionLog{}
+	s := NewSession[string](NewRegistry(), r)
+	s.Hold = true
+	s.Frame("hs", client(7, 0, saslHandshakeReq(1, 1, "PLAIN")))
+	s.Frame("hs", broker(7, 1, saslHandshakeResp(1, 1, 0, "PLAIN")))
+	s.Frame("auth", client(7, 2, saslAuthReq(2, 2, "\x00mallory\x00"+samplePassword)))
+	s.ConnEnd(7)
+	s.Flush()
+	checkLines(t, r.lines,
+		"hs #1 SaslHandshake request peer=2 by a PLAIN user (not yet accepted)",
+		"hs #2 SaslHandshake response peer=1 1ms by a PLAIN user (not yet accepted)",
+		"auth #3 SaslAuthenticate request peer=0 by User:mallory (failed)",
+	)
+}
