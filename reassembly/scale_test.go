@@ -330,3 +330,28 @@ func TestConnTable(t *testing.T) {
 		t.Errorf("%d listed, %d counted, want %d", n, tab.len(), len(live))
 	}
 }
+
+// TestIdleTimeoutByLastActivity: the idle timeout ends the connection
+// that went quiet, not the oldest one, and touches nothing else.
+func TestIdleTimeoutByLastActivity(t *testing.T) {
+	cliA := netip.MustParseAddrPort("10.0.0.1:40001")
+	cliB := netip.MustParseAddrPort("10.0.0.1:40002")
+	cliC := netip.MustParseAddrPort("10.0.0.1:40003")
+	a, b, c := newConv(t, cliA, srv, 100, 500), newConv(t, cliB, srv, 200, 600), newConv(t, cliC, srv, 300, 700)
+	a.handshake()
+	b.handshake()
+	qa := kreq(30, 3, 1, "a", 4)
+	a.wait(8 * time.Second)
+	a.send(true, qa) // a: active at 8 s
+	c.wait(12 * time.Second)
+	c.handshake() // at 12 s: b, quiet since 2 ms, is 10 s idle; a is not
+	cfg := testConfig()
+	cfg.IdleTimeout = 10 * time.Second
+	r := runAt(t, cfg, merge([]*conv{a, b, c}, 0, 0, 0, 1, 1, 1, 0, 2, 2, 2))
+	wantLines(t, r,
+		fmt.Sprintf("7: frame c1> off=0 size=%d pk=[7]", len(qa)),
+		"8: end c2 10.0.0.1:40002>10.0.0.2:9092 reset=false",
+		"close: end c1 10.0.0.1:40001>10.0.0.2:9092 reset=false",
+		"close: end c3 10.0.0.1:40003>10.0.0.2:9092 reset=false",
+	)
+}
