@@ -355,3 +355,32 @@ func TestIdleTimeoutByLastActivity(t *testing.T) {
 		"close: end c3 10.0.0.1:40003>10.0.0.2:9092 reset=false",
 	)
 }
+
+// TestOneSidedClose: a client that opened with its SYN and closed while the
+// broker sent nothing, not even its SYN-ACK, ends at its FIN (the broker's
+// side is not captured); picked up without its SYN, it waits for the
+// broker, whose answer may follow the FIN.
+func TestOneSidedClose(t *testing.T) {
+	q := kreq(30, 3, 1, "a", 4)
+	v := newConv(t, cli, srv, 100, 500)
+	v.raw(true, 100, "S", nil, -1)
+	v.cseq++
+	v.send(true, q)
+	v.fin(true)
+	r := runAt(t, testConfig(), v.pkts)
+	wantLines(t, r,
+		fmt.Sprintf("2: frame c1> off=0 size=%d pk=[2]", len(q)),
+		"3: "+endC1,
+	)
+
+	w := newConv(t, cli, srv, 100, 500)
+	w.send(true, q)
+	w.fin(true)
+	w.send(false, kresp(1, 3))
+	r = runAt(t, testConfig(), w.pkts)
+	wantLines(t, r,
+		fmt.Sprintf("1: frame c1> off=0 size=%d pk=[1]", len(q)),
+		"3: frame c1< off=0 size=11 pk=[3]",
+		"close: "+endC1,
+	)
+}
