@@ -87,9 +87,9 @@
 //
 // Capture timestamps drive every timeout; wall-clock time is never used.
 //
-// A connection ends at FIN from every direction that sent anything (a
-// direction never seen, not even its SYN-ACK, is not captured and not
-// waited for), at RST, after Config.IdleTimeout without packets, when the
+// A connection ends at FIN from both directions (or from one that began
+// with its SYN while the other sent nothing, not even its SYN-ACK: that
+// one is not captured, and not waited for), at RST, after Config.IdleTimeout without packets, when the
 // input ends, or when Config.MaxConns connections are open and a new one
 // comes: the least recently active is then Evicted.
 //

@@ -421,14 +421,24 @@ func (c *conn) half(src netip.AddrPort) *half {
 	return h
 }
 
-// closed reports whether the connection is over: every direction seen is
-// closed. A direction that has sent nothing, not even an ACK, by the time
-// the other one closed is not being captured (a one-sided capture, or a
-// peer that never answered): waiting for it would keep such connections,
-// and what their requests wait for, until the idle timeout.
+// closed reports whether the connection is over: both directions closed,
+// or one that began with its SYN closed while the other sent nothing. The
+// other's SYN-ACK comes before any data, so that direction is not being
+// captured (a one-sided capture) or never answered: waiting for it would
+// keep such connections, and what their requests wait for, until the idle
+// timeout. Picked up without its SYN, a direction may close before the
+// first packet of the other is seen, which is then waited for.
 func (c *conn) closed() bool {
 	c0, c1 := c.h[0], c.h[1]
-	return (c0 != nil || c1 != nil) && (c0 == nil || c0.closed) && (c1 == nil || c1.closed)
+	switch {
+	case c0 != nil && c1 != nil:
+		return c0.closed && c1.closed
+	case c0 != nil:
+		return c0.closed && c0.synSeen
+	case c1 != nil:
+		return c1.closed && c1.synSeen
+	}
+	return false
 }
 
 // replacedBy reports whether s opens a new connection on c's 4-tuple: a SYN

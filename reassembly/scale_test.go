@@ -330,3 +330,57 @@ func TestConnTable(t *testing.T) {
 		t.Errorf("%d listed, %d counted, want %d", n, tab.len(), len(live))
 	}
 }
+
+// TestIdleTimeoutByLastActivity: the idle timeout ends the connection
+// that went quiet, not the oldest one, and touches nothing else.
+func TestIdleTimeoutByLastActivity(t *testing.T) {
+	cliA := netip.MustParseAddrPort("10.0.0.1:40001")
+	cliB := netip.MustParseAddrPort("10.0.0.1:40002")
+	cliC := netip.MustParseAddrPort("10.0.0.1:40003")
+	a, b, c := newConv(t, cliA, srv, 100, 500), newConv(t, cliB, srv, 200, 600), newConv(t, cliC, srv, 300, 700)
+	a.handshake()
+	b.handshake()
+	qa := kreq(30, 3, 1, "a", 4)
+	a.wait(8 * time.Second)
+	a.send(true, qa) // a: active at 8 s
+	c.wait(12 * time.Second)
+	c.handshake() // at 12 s: b, quiet since 2 ms, is 10 s idle; a is not
+	cfg := testConfig()
+	cfg.IdleTimeout = 10 * time.Second
+	r := runAt(t, cfg, merge([]*conv{a, b, c}, 0, 0, 0, 1, 1, 1, 0, 2, 2, 2))
+	wantLines(t, r,
+		fmt.Sprintf("7: frame c1> off=0 size=%d pk=[7]", len(qa)),
+		"8: end c2 10.0.0.1:40002>10.0.0.2:9092 reset=false",
+		"close: end c1 10.0.0.1:40001>10.0.0.2:9092 reset=false",
+		"close: end c3 10.0.0.1:40003>10.0.0.2:9092 reset=false",
+	)
+}
+
+// TestOneSidedClose: a client that opened with its SYN and closed while the
+// broker sent nothing, not even its SYN-ACK, ends at its FIN (the broker's
+// side is not captured); picked up without its SYN, it waits for the
+// broker, whose answer may follow the FIN.
+func TestOneSidedClose(t *testing.T) {
+	q := kreq(30, 3, 1, "a", 4)
+	v := newConv(t, cli, srv, 100, 500)
+	v.raw(true, 100, "S", nil, -1)
+	v.cseq++
+	v.send(true, q)
+	v.fin(true)
+	r := runAt(t, testConfig(), v.pkts)
+	wantLines(t, r,
+		fmt.Sprintf("2: frame c1> off=0 size=%d pk=[2]", len(q)),
+		"3: "+endC1,
+	)
+
+	w := newConv(t, cli, srv, 100, 500)
+	w.send(true, q)
+	w.fin(true)
+	w.send(false, kresp(1, 3))
+	r = runAt(t, testConfig(), w.pkts)
+	wantLines(t, r,
+		fmt.Sprintf("1: frame c1> off=0 size=%d pk=[1]", len(q)),
+		"3: frame c1< off=0 size=11 pk=[3]",
+		"close: "+endC1,
+	)
+}
