@@ -186,6 +186,9 @@ func (m *Model) statusLines() []string {
 			if e := m.list.selected(); e != nil && e.Who != "" {
 				sum += " by " + dissect.Escape(e.Who)
 			}
+			if e := m.list.selected(); e != nil && e.TLS != "" {
+				sum += " · decrypted from " + dissect.Escape(e.TLS)
+			}
 			second = m.st.Doc.Render(sum)
 		default:
 			second = m.st.Doc.Render(dissect.Escape(n.Doc))
