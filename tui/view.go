@@ -187,7 +187,9 @@ func (m *Model) statusLines() []string {
 				sum += " by " + dissect.Escape(e.Who)
 			}
 			if e := m.list.selected(); e != nil && e.TLS != "" {
-				sum += " · decrypted from " + dissect.Escape(e.TLS)
+				// First, where the width never cuts it off.
+				v, _, _ := strings.Cut(strings.TrimPrefix(e.TLS, "TLS "), " ")
+				sum = "[TLS " + dissect.Escape(v) + " decrypted] " + sum
 			}
 			second = m.st.Doc.Render(sum)
 		default:
