@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -105,6 +106,12 @@ func tlsNDJSON(t *testing.T, out string) ([]decodedLine, []tlsLine) {
 	return ds, ts
 }
 
+// plaintextScenario names the SASL scenarios without TLS, which the SASL
+// tests cover (TestRealCapturesMatchWhatClientsSent reads the shipped one).
+func plaintextScenario(name string) bool {
+	return name == traffic.ScenarioSASLPlaintext || name == traffic.ScenarioSASLv0
+}
+
 func port(addr string) int {
 	n, _ := strconv.Atoi(addr[strings.LastIndexByte(addr, ':')+1:])
 	return n
@@ -112,10 +119,13 @@ func port(addr string) int {
 
 func TestTLSCapturesMatchWhatClientsSent(t *testing.T) {
 	for _, name := range traffic.SecureNames() {
+		if plaintextScenario(name) {
+			continue
+		}
 		t.Run(name, func(t *testing.T) {
 			c := buildTLSCapture(t, name)
 			if c.keylog == "" {
-				t.Skipf("%s is plaintext (TestRealCapturesMatchWhatClientsSent covers the shipped one)", name)
+				t.Fatalf("%s wrote no key log", name)
 			}
 			out, stderr, code := runCLI(t, "", "--json", "--tls-keylog", c.keylog, c.pcap)
 			if code != 0 {
@@ -309,9 +319,8 @@ func TestTLSWrongKeyIsAProblemEvent(t *testing.T) {
 
 const shippedTLS = "../../testdata/pcaps/tls13-acls"
 
-// cutPacket copies a capture with the last 20 bytes of packet n (from 1)
-// not captured (as a snaplen would): a gap inside the record it carries.
-func cutPacket(t *testing.T, in string, n int) string {
+// editPacket copies a capture with packet n (from 1) changed by edit.
+func editPacket(t *testing.T, in string, n int, edit func(data []byte) []byte) string {
 	t.Helper()
 	f, err := os.Open(in)
 	if err != nil {
@@ -333,35 +342,91 @@ func cutPacket(t *testing.T, in string, n int) string {
 			break
 		}
 		if i == n {
-			data = data[:len(data)-20]
+			data = edit(append([]byte(nil), data...))
 			ci.CaptureLength = len(data)
 		}
 		w.WritePacket(ci, data)
 	}
-	p := filepath.Join(t.TempDir(), "cut.pcap")
+	p := filepath.Join(t.TempDir(), "edited.pcap")
 	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func TestTLSTruncatedRecordAtAGap(t *testing.T) {
-	// The end of the packet carrying the request of message #9 (CreateAcls
-	// v3 corr=4) is lost: its record is cut by the gap, and the connection
-	// decodes again from the next record on.
+// tcpPayload is where the TCP payload of an Ethernet/IPv4 packet starts.
+func tcpPayload(data []byte) int {
+	ip := 14
+	tcp := ip + int(data[ip]&0x0f)*4
+	return tcp + int(data[tcp+12]>>4)*4
+}
+
+// cutPacket copies a capture with the last 20 bytes of packet n (from 1)
+// not captured (as a snaplen would): a gap inside the record it carries.
+func cutPacket(t *testing.T, in string, n int) string {
+	return editPacket(t, in, n, func(data []byte) []byte { return data[:len(data)-20] })
+}
+
+// packetOf returns the first packet of message index of the shipped TLS
+// capture, and the message.
+func packetOf(t *testing.T, index int) (int, decodedLine) {
+	t.Helper()
 	full, _, _ := runCLI(t, "", "--json", "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
-	var lost decodedLine
-	var lostPkt int
 	for _, l := range strings.Split(strings.TrimSpace(full), "\n") {
 		var d struct {
 			decodedLine
 			Packets []int `json:"packets"`
 		}
 		json.Unmarshal([]byte(l), &d)
-		if d.Index == 9 {
-			lost, lostPkt = d.decodedLine, d.Packets[0]
+		if d.Index == index {
+			return d.Packets[0], d.decodedLine
 		}
 	}
+	t.Fatalf("no message #%d", index)
+	return 0, decodedLine{}
+}
+
+func TestTLSOversizeRecord(t *testing.T) {
+	// The record carrying message #9's request announces 2^14+257 bytes.
+	pkt, lost := packetOf(t, 9)
+	file := editPacket(t, shippedTLS+".pcap", pkt, func(data []byte) []byte {
+		p := tcpPayload(data)
+		if data[p] != 23 || data[p+1] != 3 || data[p+2] != 3 {
+			t.Fatalf("packet %d does not start with a TLS application data record: % x", pkt, data[p:p+5])
+		}
+		binary.BigEndian.PutUint16(data[p+3:], 1<<14+257)
+		return data
+	})
+	out, stderr, code := runCLI(t, "", "--json", "--tls-keylog", shippedTLS+".keylog", file)
+	if code != exitMalformed {
+		t.Errorf("exit %d, want %d: %s", code, exitMalformed, stderr)
+	}
+	lines, xs := tlsNDJSON(t, out)
+	var events []string
+	for i, d := range lines {
+		switch d.Event {
+		case "":
+			if d.CorrelationID == lost.CorrelationID && port(d.Src) == port(lost.Src) && d.Direction == "request" {
+				t.Errorf("the request of the oversize record was decoded: %+v", d)
+			}
+		case "tls_session":
+		default:
+			events = append(events, d.Event+" "+xs[i].Problem)
+		}
+	}
+	// The record, and the response to the request it carried; the
+	// direction decodes again from the next record that decrypts.
+	if got := strings.Join(events, ","); got != "tls_problem oversize_record,unmatched_response " {
+		t.Errorf("events %q, want an oversize_record and the unmatched response", events)
+	}
+}
+
+func TestTLSTruncatedRecordAtAGap(t *testing.T) {
+	// The end of the packet carrying the request of message #9 (CreateAcls
+	// v3 corr=4) is lost: its record is cut by the gap, and the connection
+	// decodes again from the next record on.
+	lostPkt, lost := packetOf(t, 9)
+	full, _, _ := runCLI(t, "", "--json", "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
 	if lost.APIKey != 30 || lost.Direction != "request" {
 		t.Fatalf("message #9 is %+v, want a CreateAcls request", lost)
 	}
@@ -410,10 +475,13 @@ func TestTLSHexDumpShowsPlaintext(t *testing.T) {
 
 func TestTLSSecretsNeverShown(t *testing.T) {
 	for _, name := range traffic.SecureNames() {
+		if plaintextScenario(name) {
+			continue
+		}
 		t.Run(name, func(t *testing.T) {
 			c := buildTLSCapture(t, name)
 			if c.keylog == "" {
-				t.Skip("plaintext: covered by the SASL tests")
+				t.Fatalf("%s wrote no key log", name)
 			}
 			for _, mode := range [][]string{{"--json"}, {"--summary"}, {"-x"}, {"--all", "-x"}, {"--all", "--json"}} {
 				out, _, _ := runCLI(t, "", append(mode, "--tls-keylog", c.keylog, c.pcap)...)
