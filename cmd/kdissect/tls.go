@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +33,11 @@ func (o *captureOpts) loadKeyLog() error {
 	}
 	k, err := tlsdec.LoadKeyLogFiles(o.tlsKeylogs...)
 	if err != nil {
-		return fmt.Errorf("--tls-keylog: %v", plainErr(err))
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("--tls-keylog %s: %v", pe.Path, pe.Err)
+		}
+		return fmt.Errorf("--tls-keylog: %v", err)
 	}
 	k.SetAutoReload(o.iface != "")
 	o.keys = k

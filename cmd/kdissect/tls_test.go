@@ -539,3 +539,24 @@ func TestTLSExplorerSaysDecrypted(t *testing.T) {
 		t.Errorf("the status line does not say the bytes were decrypted:\n%s", sc)
 	}
 }
+
+func TestTLSKeyLogFlag(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.keylog")
+	os.WriteFile(bad, []byte("# a comment\ngarbage line\nCLIENT_RANDOM zz 00\n"), 0o644)
+	out, stderr, code := runCLI(t, "", "--summary", "--tls-keylog", bad, "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
+	if code != 0 || strings.Count(out, "\n#") != 27 {
+		t.Errorf("exit %d, %d messages: %s", code, strings.Count(out, "\n#")+1, stderr)
+	}
+	if want := "kdissect: --tls-keylog: skipped 2 lines kdissect does not understand\n"; stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	_, stderr, code = runCLI(t, "", "--tls-keylog", "/nonexistent/k.log", shippedTLS+".pcap")
+	if want := "kdissect: --tls-keylog /nonexistent/k.log: no such file or directory\n"; code != 1 || stderr != want {
+		t.Errorf("exit %d, stderr %q; want 1, %q", code, stderr, want)
+	}
+	// audit shares the flag.
+	out, stderr, code = runCLI(t, "", "audit", "--format", "csv", "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
+	if code != 0 || !strings.Contains(out, ",User:admin,kdissect-tls13-kadm,create,3,3,TOPIC,orders-tls13,LITERAL,User:alice,*,WRITE,ALLOW,ok,") {
+		t.Errorf("audit: exit %d: %s\n%s", code, stderr, out)
+	}
+}
