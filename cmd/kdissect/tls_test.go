@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -558,5 +559,34 @@ func TestTLSKeyLogFlag(t *testing.T) {
 	out, stderr, code = runCLI(t, "", "audit", "--format", "csv", "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
 	if code != 0 || !strings.Contains(out, ",User:admin,kdissect-tls13-kadm,create,3,3,TOPIC,orders-tls13,LITERAL,User:alice,*,WRITE,ALLOW,ok,") {
 		t.Errorf("audit: exit %d: %s\n%s", code, stderr, out)
+	}
+}
+
+func TestTLSPacketsAndOffsets(t *testing.T) {
+	out, stderr, code := runCLI(t, "", "--json", "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m struct {
+			Index   int   `json:"index"`
+			Packets []int `json:"packets"`
+			Offset  int64 `json:"stream_offset"`
+		}
+		json.Unmarshal([]byte(l), &m)
+		if m.Index > 0 && len(got) < 8 {
+			got = append(got, fmt.Sprintf("#%d %v @%d", m.Index, m.Packets, m.Offset))
+		}
+	}
+	// The packets are the frames tshark shows the same messages in
+	// (tshark -o tls.keylog_file:… -d tcp.port==9092,tls -d
+	// tls.port==9092,kafka -Y 'kafka.api_key == 30 || kafka.api_key == 31');
+	// the offsets count decrypted bytes: ApiVersions and the SASL exchange
+	// came before.
+	want := []string{"#7 [27] @147", "#8 [29] @830", "#9 [31] @245", "#10 [33] @853",
+		"#13 [39] @364", "#14 [41] @982", "#15 [43] @431", "#16 [45] @1036"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("got %v\nwant %v", got, want)
 	}
 }
