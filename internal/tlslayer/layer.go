@@ -98,7 +98,7 @@ func (l *layer) Feed(fromClient bool, off int64, data []byte, pkt int, ts time.T
 	d.n++
 	l.out, l.ts = out, ts
 	l.c.Feed(fromClient, data, l.emit())
-	l.checkCert(fromClient, ts)
+	l.checkCert(ts)
 }
 
 func (l *layer) Gap(fromClient bool, off, n int64, ts time.Time, out reassembly.LayerOutput) {
@@ -133,6 +133,7 @@ func (l *layer) output(o tlsdec.Output) {
 	switch o.Kind {
 	case tlsdec.KindData:
 		pkt, ts := d.packetAt(o.Pos + int64(o.RecordLen) - 1)
+		l.checkCert(ts) // the identity must be known before the first frame
 		d.lost, d.started = false, true
 		d.plain = o.Offset + int64(len(o.Data))
 		l.out.Data(o.FromClient, o.Offset, o.Data, pkt, ts)
@@ -147,9 +148,11 @@ func (l *layer) output(o tlsdec.Output) {
 	}
 }
 
-// checkCert reports the client certificate once the handshake carried it.
-func (l *layer) checkCert(fromClient bool, ts time.Time) {
-	if l.certSent || !fromClient {
+// checkCert reports the client certificate once the handshake carried it
+// (it may come out while the other direction is fed: records wait for the
+// other direction's hello).
+func (l *layer) checkCert(ts time.Time) {
+	if l.certSent {
 		return
 	}
 	in := l.c.Info()
