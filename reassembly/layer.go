@@ -54,8 +54,10 @@ type layered struct {
 
 // input takes a direction's in-order captured bytes: to the Layer when the
 // connection has one, else to the framer. The Layer is asked once, with the
-// client's first bytes. A server that speaks first (its client's first bytes
-// were not captured) gets no Layer.
+// client's first captured segment. This minimal hook does not hold bytes
+// until 16 have come (Config.NewLayer, LAYER.md): a client whose first
+// segment is shorter is asked with what it carried, and a server that
+// speaks first (its client's first bytes were not captured) gets no Layer.
 func (h *half) input(data []byte, off int64, pkt int, ts time.Time) {
 	c := h.c
 	if nl := h.cfg().NewLayer; nl != nil && c.decided && !c.layerAsked {
