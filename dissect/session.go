@@ -599,3 +599,14 @@ func (s *Session[M]) guess(e *entry[M]) {
 		return
 	}
 }
+
+// SetTLSIdentity records the subject DN of the client certificate that a
+// connection's TLS handshake showed (mTLS): its messages carry it unless
+// SASL names another principal.
+func (s *Session[M]) SetTLSIdentity(connID uint64, dn string) {
+	c := s.conn(connID)
+	if c.id == nil {
+		c.id = NewIdentityTracker(true) // the handshake is the connection's start
+	}
+	c.id.SetTLS(dn)
+}

@@ -78,6 +78,14 @@ type Config struct {
 	// ReorderWait, so that their late packets are not taken for new
 	// connections) are forgotten first, silently.
 	MaxConns int
+	// NewLayer is asked, once per connection, for a Layer to put between TCP
+	// ordering and framing. first holds the first captured in-order bytes of
+	// the client direction (at least 16 bytes, or fewer when the direction
+	// ends sooner); the connection's flow is f (client to broker). It returns
+	// nil to frame the plain bytes. With DetectPorts, a connection on an unknown
+	// port whose client starts with bytes NewLayer accepts is followed too (its
+	// side is decided by who sent the SYN-ACK, or by who sent the first bytes).
+	NewLayer func(f Flow, first []byte) Layer
 }
 
 // Stats counts what the Pipeline saw.
@@ -368,6 +376,7 @@ func (p *Pipeline) endConn(c *conn, reason string, ts time.Time, reset bool) {
 	c.lastSeen = p.now.UnixNano()
 	p.ended.pushBack(c)
 	p.waits.remove(c)
+	c.endLayer(reason, ts)
 	for _, h := range c.h {
 		if h != nil {
 			h.finish(reason, ts)
@@ -404,6 +413,8 @@ type conn struct {
 	decided    bool     // roles known; false while DetectPorts probes
 	swap       bool     // roles found reversed; see swapRoles
 	ended      bool
+	layerAsked bool     // Config.NewLayer was asked; lay is its answer
+	lay        *layered // see layer.go
 }
 
 // half returns the direction sent by src, allocating it on first use.

@@ -233,7 +233,7 @@ func (h *half) retransmission(off, n int64, ts time.Time) {
 func (h *half) deliver(end int64, payload []byte, pkt int, ts time.Time) {
 	off := h.nextOff
 	if len(payload) > 0 {
-		h.frame(payload, off, pkt, ts)
+		h.input(payload, off, pkt, ts)
 	}
 	if cut := off + int64(len(payload)); cut < end {
 		h.gap(cut, end-cut, ts)
@@ -363,8 +363,18 @@ func (h *half) skipHole(ts time.Time) {
 // Incomplete at its end) and the next frame starts at that end: the framer
 // stays in sync. Otherwise it is out of sync after the gap.
 func (h *half) gap(off, n int64, ts time.Time) {
+	if h.c.lay != nil {
+		h.layerGap(off, n, ts)
+		return
+	}
+	h.framerGap(off, n, ts, true)
+}
+
+// framerGap is gap for the framer; report: count and emit it (a Layer's
+// output gap was reported as the TCP gap or the Layer's event).
+func (h *half) framerGap(off, n int64, ts time.Time, report bool) {
 	p := h.c.p
-	end := off + n
+	end := off + max(n, 0)
 	if h.resyncing {
 		h.scan(ts, true)
 	}
@@ -372,15 +382,17 @@ func (h *half) gap(off, n int64, ts time.Time) {
 	if h.resyncing {
 		h.flushJunk(off, ts)
 	} else if h.have > 0 {
-		if h.size > 0 && end <= h.fOff+h.size {
+		if h.size > 0 && n >= 0 && end <= h.fOff+h.size {
 			inFrame = true
 		} else {
 			h.incomplete("gap", ts)
 		}
 	}
-	p.stats.Gaps++
-	p.stats.GapBytes += n
-	h.emit(&Gap{Flow: h.flow(), StreamOffset: off, Length: n, Time: ts})
+	if report {
+		p.stats.Gaps++
+		p.stats.GapBytes += n
+		h.emit(&Gap{Flow: h.flow(), StreamOffset: off, Length: n, Time: ts})
+	}
 	if !inFrame {
 		h.startResync(end)
 		return
@@ -413,6 +425,21 @@ func (h *half) finish(reason string, ts time.Time) {
 		h.closed = true
 		return
 	}
+	h.flushHeld(ts)
+	h.closed = true
+	if h.resyncing {
+		h.scan(ts, true)
+	}
+	if h.resyncing {
+		h.flushJunk(h.outEnd(), ts)
+	} else if h.have > 0 {
+		h.incomplete(reason, ts)
+	}
+	h.release()
+}
+
+// flushHeld delivers held data after gaps; a lost tail before a FIN is a gap.
+func (h *half) flushHeld(ts time.Time) {
 	for len(h.ooo) > 0 {
 		first := h.ooo[0].off
 		h.gap(h.nextOff, first-h.nextOff, ts)
@@ -423,16 +450,6 @@ func (h *half) finish(reason string, ts time.Time) {
 		h.gap(h.nextOff, h.finOff-h.nextOff, ts)
 		h.advance(h.finOff)
 	}
-	h.closed = true
-	if h.resyncing {
-		h.scan(ts, true)
-	}
-	if h.resyncing {
-		h.flushJunk(h.nextOff, ts)
-	} else if h.have > 0 {
-		h.incomplete(reason, ts)
-	}
-	h.release()
 }
 
 func (h *half) release() {
@@ -510,7 +527,9 @@ func (h *half) frame(data []byte, off int64, pkt int, ts time.Time) {
 	case !h.c.decided && !h.fromClient && h.synSeen:
 		h.keepEarly(data, off, pkt, ts)
 	case !h.c.decided:
-		h.probe(data, off, pkt, ts)
+		if !h.probeLayer(data, off, pkt, ts) {
+			h.probe(data, off, pkt, ts)
+		}
 	case h.resyncing:
 		h.resyncFeed(data, off, pkt, ts)
 	default:
@@ -981,6 +1000,14 @@ func (h *half) probe(data []byte, off int64, pkt int, ts time.Time) {
 	if len(data) < need || !pr(data[:need]) {
 		return
 	}
+	h.decideClient(ts)
+	h.resyncing, h.framed = false, true
+	h.resetFrame()
+	h.synced(data, off, pkt, ts)
+}
+
+// decideClient makes h the client of its connection, found by DetectPorts.
+func (h *half) decideClient(ts time.Time) {
 	c := h.c
 	cl, srv := h, h.other()
 	if !h.fromClient {
@@ -999,7 +1026,4 @@ func (h *half) probe(data []byte, off int64, pkt int, ts time.Time) {
 			srv.startResync(srv.nextOff)
 		}
 	}
-	cl.resyncing, cl.framed = false, true
-	cl.resetFrame()
-	cl.synced(data, off, pkt, ts)
 }

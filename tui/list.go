@@ -193,6 +193,9 @@ func (l *listModel) timeText(e *Entry) string {
 // that the cut to the column never hides it.
 func infoText(e *Entry) string {
 	info := summaryText(e)
+	if e.TLS != "" {
+		info = "[TLS] " + info // decrypted: the explorer shows plaintext the wire did not carry
+	}
 	if who := dissect.Escape(e.Who); who != "" {
 		info += " by " + who
 	}

@@ -36,6 +36,9 @@ type Entry struct {
 	// summary line ends with it ("User:alice", "User:bob (failed)"); ""
 	// when unknown.
 	Who string
+	// TLS names the session the message was decrypted from ("TLS 1.3
+	// TLS_AES_128_GCM_SHA256"); "" for plaintext.
+	TLS string
 }
 
 // failed reports whether the entry is what the errors filter keeps: a

@@ -186,6 +186,11 @@ func (m *Model) statusLines() []string {
 			if e := m.list.selected(); e != nil && e.Who != "" {
 				sum += " by " + dissect.Escape(e.Who)
 			}
+			if e := m.list.selected(); e != nil && e.TLS != "" {
+				// First, where the width never cuts it off.
+				v, _, _ := strings.Cut(strings.TrimPrefix(e.TLS, "TLS "), " ")
+				sum = "[TLS " + dissect.Escape(v) + " decrypted] " + sum
+			}
 			second = m.st.Doc.Render(sum)
 		default:
 			second = m.st.Doc.Render(dissect.Escape(n.Doc))

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/tlsdec"
+	"github.com/kdissect/kdissect/internal/tlslayer"
 	"github.com/kdissect/kdissect/reassembly"
 )
 
@@ -73,6 +75,8 @@ type captureOpts struct {
 	guess     bool
 	// showSecrets: passwords, SCRAM proofs and tokens as on the wire.
 	showSecrets bool
+	tlsKeylogs  fileList
+	keys        *tlsdec.KeyLog // of tlsKeylogs; nil: none
 }
 
 // registerInput adds the flags of every command that reads a capture
@@ -88,6 +92,7 @@ func (o *captureOpts) registerInput(fs *flag.FlagSet) {
 	fs.IntVar(&o.maxConns, "max-conns", reassembly.DefaultMaxConns, "follow at most `N` connections at once: beyond it the least recently active one is evicted")
 	fs.StringVar(&o.schemaDir, "schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
+	fs.Var(&o.tlsKeylogs, "tls-keylog", "decrypt TLS with the secrets of the NSS key log `FILE` (SSLKEYLOGFILE); repeatable")
 	fs.StringVar(&o.user, "user", "", "live capture: once the socket and -w file are open, parse as user `NAME` (default nobody when run as root)")
 }
 
@@ -133,6 +138,9 @@ func (o *captureOpts) openInput(files []string, stdin io.Reader) (*input, error)
 		return nil, usageError{"--port: " + err.Error()}
 	}
 	in := &input{ports: ports}
+	if err := o.loadKeyLog(); err != nil {
+		return nil, err
+	}
 	if in.reg, err = loadSchemaDir(o.schemaDir); err != nil {
 		return nil, err
 	}
@@ -171,6 +179,7 @@ func (o *captureOpts) read(s *session, in *input, stderr io.Writer) (tally, erro
 	newPipe := func() *reassembly.Pipeline { return reassembly.NewPipeline(pipelineConfig(*o, in.ports, s), s.event) }
 	var seen tally
 	var err error
+	o.warnKeyLog(stderr)
 	if o.iface != "" {
 		pipe := newPipe()
 		err = s.live(pipe, *o, stderr)
@@ -357,6 +366,7 @@ func pipelineConfig(o captureOpts, ports reassembly.PortSet, s *session) reassem
 		MaxConns:         o.maxConns,
 		PlausibleRequest: func(b []byte) bool { return dissect.PlausibleRequest(b, o.maxFrame) },
 		WantBody:         s.wantBody,
+		NewLayer:         tlslayer.NewFactory(o.keys),
 	}
 }
 

@@ -237,12 +237,16 @@ func TestReadmeLostOrMalformedRecipe(t *testing.T) {
 	for _, line := range strings.Split(table, "\n") {
 		if f := strings.Split(line, "`"); strings.HasPrefix(line, "| `") && len(f) > 1 {
 			events = append(events, f[1])
-			if lost[f[1]] == (f[1] == "retransmission" || f[1] == "port_detected") {
+			// tls_session is selected only when not decrypted, below.
+			if lost[f[1]] == (f[1] == "retransmission" || f[1] == "port_detected" || f[1] == "tls_session") {
 				t.Errorf("event %s: in the recipe = %v", f[1], lost[f[1]])
 			}
 		}
 	}
-	if len(events) < 7 || len(lost) != len(events)-2 {
+	if !strings.Contains(filter, `(.event == "tls_session" and .decrypted == false)`) {
+		t.Errorf("the recipe does not select TLS sessions without keys: %s", filter)
+	}
+	if len(events) < 7 || len(lost) != len(events)-3 {
 		t.Errorf("table events %v, recipe events %v", events, lost)
 	}
 

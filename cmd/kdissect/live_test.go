@@ -55,6 +55,9 @@ func TestMain(m *testing.M) {
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
+	if tlsCapDir != "" {
+		os.RemoveAll(tlsCapDir) // see buildTLSCapture
+	}
 	os.Exit(code)
 }
 

@@ -147,6 +147,8 @@ func eventTime(e reassembly.Event) time.Time {
 		return e.Time
 	case *reassembly.Evicted:
 		return e.Time
+	case *reassembly.LayerEvent:
+		return e.Time
 	}
 	return time.Time{}
 }
@@ -205,6 +207,8 @@ func appendEventText(b []byte, ev reassembly.Event, c dissect.Incomplete) []byte
 		b = append(b, "Kafka detected at "...)
 		b = e.Server.AppendTo(b)
 		b = append(b, " (not a --port; its clients send Kafka request headers)"...)
+	case *reassembly.LayerEvent:
+		b = appendLayerText(b, e)
 	}
 	return append(b, '\n')
 }
@@ -295,6 +299,8 @@ func (p *jsonPrinter) message(w *origin, x dissect.Exchange, m *dissect.Message)
 	}
 	b = append(b, ',')
 	b = dissect.AppendIdentityJSON(b, x.Identity)
+	b = append(b, ',')
+	b = appendTLSJSON(b, w.tls)
 	b = append(b, ',')
 	b = dissect.AppendJSONFields(b, m)
 	b = append(b, "}\n"...)
@@ -396,6 +402,8 @@ func (p *jsonPrinter) eventWith(ev reassembly.Event, c dissect.Incomplete) {
 		b = e.Time.UTC().AppendFormat(b, time.RFC3339Nano)
 		b = append(b, `","server":`...)
 		b = appendAddrJSON(b, e.Server)
+	case *reassembly.LayerEvent:
+		b = appendLayerJSON(b, e)
 	}
 	b = append(b, p.file...)
 	b = append(b, "}\n"...)

@@ -102,7 +102,7 @@ func TestRealCapturesMatchWhatClientsSent(t *testing.T) {
 	// sasl-v0-acls is not here: the empty token a broker answers a PLAIN
 	// token with after SaslHandshake v0 is a 4-byte size of 0, which the
 	// framer skips as unparseable (see issue 9 notes).
-	for _, name := range []string{"kadm-acls", "raw-versions", "sarama-acls", "sasl-scram-acls"} {
+	for _, name := range []string{"kadm-acls", "raw-versions", "sarama-acls", "sasl-scram-acls", "tls13-acls"} {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile("../../testdata/pcaps/" + name + ".expect.json")
 			if err != nil {
@@ -112,7 +112,11 @@ func TestRealCapturesMatchWhatClientsSent(t *testing.T) {
 			if err := json.Unmarshal(raw, &sc); err != nil {
 				t.Fatal(err)
 			}
-			lines := decodeCapture(t, "--port", strconv.Itoa(sc.BrokerPort), "../../testdata/pcaps/"+name+".pcap")
+			args := []string{"--port", strconv.Itoa(sc.BrokerPort), "../../testdata/pcaps/" + name + ".pcap"}
+			if kl := "../../testdata/pcaps/" + name + ".keylog"; fileSize(kl) > 0 {
+				args = append(args, "--tls-keylog", kl)
+			}
+			lines := decodeCapture(t, args...)
 			versions := compareWithClients(t, sc, lines)
 			t.Logf("%d exchanges checked: %v", len(sc.Exchanges), versions)
 		})
@@ -127,7 +131,7 @@ func compareWithClients(t *testing.T, sc sidecar, lines []decodedLine) map[strin
 	byKey := map[string]decodedLine{}
 	for _, d := range lines {
 		if d.Event != "" {
-			if d.Event != "port_detected" {
+			if d.Event != "port_detected" && d.Event != "tls_session" {
 				t.Errorf("unexpected event %+v", d)
 			}
 			continue

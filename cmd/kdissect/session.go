@@ -30,6 +30,7 @@ type origin struct {
 	offset  int64
 	packets []int
 	event   reassembly.Event
+	tls     *tlsMeta // the connection's TLS session, when decrypted
 }
 
 // printer writes what the session hands out.
@@ -50,6 +51,7 @@ type session struct {
 	limit     int
 	printed   int
 	malformed bool
+	tls       map[uint64]*tlsMeta // decrypted connections
 	// afterPrint runs after each printed message or event (live output
 	// flushes there).
 	afterPrint func()
@@ -72,11 +74,14 @@ func (s *session) wantBody(f reassembly.Flow, head []byte) bool {
 func (s *session) event(e reassembly.Event) {
 	switch e := e.(type) {
 	case *reassembly.Frame:
-		w := origin{flow: e.Flow, time: e.First, offset: e.StreamOffset, packets: append([]int(nil), e.Packets...)}
+		w := origin{flow: e.Flow, time: e.First, offset: e.StreamOffset, packets: append([]int(nil), e.Packets...), tls: s.tls[e.ConnID]}
 		s.lib.Frame(w, dissect.FrameInfo{Conn: e.ConnID, FromClient: e.FromClient, Data: e.Data, Head: e.Truncated,
 			Offset: e.StreamOffset, PeerPending: e.PeerPending, First: e.First, Last: e.Last})
 	case *reassembly.ConnEnd:
 		s.lib.ConnEnd(e.ConnID)
+		delete(s.tls, e.ConnID)
+	case *reassembly.LayerEvent:
+		s.layerEvent(e)
 	case *reassembly.Retransmission:
 		if !s.text {
 			s.lib.Pass(origin{event: e}, e.Time)

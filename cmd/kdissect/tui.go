@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/tlslayer"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/tui"
 )
@@ -101,6 +102,9 @@ func (p *tuiPrinter) message(w *origin, x dissect.Exchange, m *dissect.Message) 
 	e := entryOf(m)
 	e.Index, e.Time, e.Src, e.Dst, e.Peer = x.Index, w.time, w.flow.Src.String(), w.flow.Dst.String(), x.Peer
 	e.Who = x.Identity.String()
+	if w.tls != nil {
+		e.TLS = "TLS " + w.tls.version + " " + w.tls.cipher
+	}
 	if e.Peer == 0 || x.PeerCut { // the explorer lists messages only
 		e.Peer = -1
 	}
@@ -110,6 +114,11 @@ func (p *tuiPrinter) message(w *origin, x dissect.Exchange, m *dissect.Message) 
 func (p *tuiPrinter) event(e reassembly.Event) {
 	if u, ok := e.(*reassembly.Unparseable); ok && !u.Leading {
 		p.malformed.Store(true)
+	}
+	if l, ok := e.(*reassembly.LayerEvent); ok {
+		if _, bad := l.Value.(*tlslayer.Problem); bad {
+			p.malformed.Store(true)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@
 # End-to-end benchmark of kdissect on generated captures.
 #
 #   internal/bench/run.sh [--sizes "100000000 1000000000"] [--runs 5] [--tshark] [--dir DIR]
+#   internal/bench/run.sh --tls [--sizes "100000000"] [--runs 5] [--dir DIR]
 #
 # Generates the captures once (internal/bench/gencapture: 200 connections,
 # Produce v9 requests of 1-16 KiB, ~10% CreateAcls/DeleteAcls v3 pairs, a
@@ -12,20 +13,29 @@
 #   json      kdissect --json
 #   tshark    (with --tshark) the ACL display filter as fields, as the issue gives it
 # and prints a Markdown table: seconds, MB/s and peak RSS (from /usr/bin/time).
+#
+# --tls generates the TLS 1.3 AES-128-GCM version instead
+# (internal/bench/tlsgen: the capture and its key log) and times
+# kdissect --summary --tls-keylog K against tshark decrypting with the same
+# key log and the CreateAcls filter (installed from apt when missing),
+# side by side on the same file, and prints the ratio; the targets are
+# >= 500 MB/s, >= 20x tshark and a peak RSS under 100 MB.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 sizes="100000000 1000000000"
 runs=5
 want_tshark=0
+tls=0
 dir=${TMPDIR:-/tmp}/kdissect-bench
 while [ $# -gt 0 ]; do
   case $1 in
     --sizes) sizes=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --tshark) want_tshark=1; shift ;;
+    --tls) tls=1; want_tshark=1; shift ;;
     --dir) dir=$2; shift 2 ;;
-    *) echo "usage: $0 [--sizes \"BYTES...\"] [--runs N] [--tshark] [--dir DIR]" >&2; exit 1 ;;
+    *) echo "usage: $0 [--sizes \"BYTES...\"] [--runs N] [--tshark | --tls] [--dir DIR]" >&2; exit 1 ;;
   esac
 done
 mkdir -p "$dir"
@@ -52,6 +62,32 @@ measure() {
   done
   printf '%s\n' "${results[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p"
 }
+
+if [ $tls = 1 ]; then
+  [ "$sizes" = "100000000 1000000000" ] && sizes=100000000
+  go build -o "$dir/tlsgen" ./internal/bench/tlsgen
+  echo "| capture | pipeline | seconds | MB/s | peak RSS MiB |"
+  echo "|---|---|---|---|---|"
+  for size in $sizes; do
+    file="$dir/bench-tls-$size.pcap"
+    keys="$dir/bench-tls-$size.keylog"
+    [ -f "$file" ] && [ -f "$keys" ] || "$dir/tlsgen" -o "$file" -keylog "$keys" -size "$size" >/dev/null
+    cat "$file" >/dev/null
+    bytes=$(stat -c %s "$file")
+    k=$(measure summary "$file" "$dir/kdissect" --summary --tls-keylog "$keys" "$file")
+    saved=$runs; runs=1
+    t=$(measure tshark "$file" tshark -r "$file" -o "tls.keylog_file:$keys" -d tcp.port==9092,tls \
+      -d tls.port==9092,kafka -Y 'kafka.api_key == 30' -T fields -e frame.number)
+    runs=$saved
+    awk -v k="$k" -v t="$t" -v b="$bytes" -v c="$((bytes / 1000000)) MB TLS 1.3" -v r="$runs" 'BEGIN {
+      split(k, K, " "); split(t, T, " ")
+      printf "| %s | kdissect --summary --tls-keylog (median of %d) | %.2f | %.0f | %.0f |\n", c, r, K[1], b / 1e6 / K[1], K[2] / 1024
+      printf "| %s | tshark -o tls.keylog_file, CreateAcls filter | %.2f | %.0f | %.0f |\n", c, T[1], b / 1e6 / T[1], T[2] / 1024
+      printf "\nkdissect is %.1fx tshark (targets: >= 500 MB/s, >= 20x, RSS < 100 MB)\n", T[1] / K[1]
+    }'
+  done
+  exit 0
+fi
 
 echo "| capture | pipeline | seconds (median of $runs) | MB/s | peak RSS MiB |"
 echo "|---|---|---|---|---|"

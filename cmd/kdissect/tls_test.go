@@ -1,0 +1,592 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/google/gopacket/pcapgo"
+
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/tlsdec"
+	"github.com/kdissect/kdissect/internal/traffic"
+	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/tui"
+)
+
+// The TLS captures are made in the tests: each scenario of
+// traffic.SecureNames runs real clients (franz-go, sarama) over crypto/tls
+// against kfake and is synthesized into a pcap with its key log.
+
+type tlsCapture struct {
+	pcap, keylog string
+	sc           *traffic.ExpectFile
+	raw          sidecar // the same sidecar as compareWithClients reads it
+}
+
+var (
+	tlsCapMu  sync.Mutex
+	tlsCaps   = map[string]*tlsCapture{}
+	tlsCapDir string
+)
+
+// buildTLSCapture builds a scenario's capture once per test binary: several
+// tests read the same one.
+func buildTLSCapture(t *testing.T, name string) *tlsCapture {
+	t.Helper()
+	tlsCapMu.Lock()
+	defer tlsCapMu.Unlock()
+	if c := tlsCaps[name]; c != nil {
+		return c
+	}
+	if tlsCapDir == "" {
+		d, err := os.MkdirTemp("", "kdissect-tls-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tlsCapDir = d
+	}
+	pcap, keylog, sc, err := traffic.BuildTLSCapture(filepath.Join(tlsCapDir, name), name)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	c := &tlsCapture{pcap: pcap, keylog: keylog, sc: sc}
+	raw, err := os.ReadFile(strings.TrimSuffix(pcap, ".pcap") + ".expect.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &c.raw); err != nil {
+		t.Fatal(err)
+	}
+	tlsCaps[name] = c
+	return c
+}
+
+// tlsLine is what these tests read of an NDJSON line beyond decodedLine.
+type tlsLine struct {
+	Event        string `json:"event"`
+	Src          string `json:"src"`
+	Version      string `json:"version"`
+	Cipher       string `json:"cipher"`
+	SNI          string `json:"sni"`
+	ClientRandom string `json:"client_random"`
+	Decrypted    *bool  `json:"decrypted"`
+	Reason       any    `json:"reason"`
+	Problem      string `json:"problem"`
+	Message      string `json:"message"`
+	Offset       int64  `json:"stream_offset"`
+	TLS          *struct {
+		Version, Cipher, SNI string
+	} `json:"tls"`
+	Auth *struct {
+		Source string `json:"source"`
+	} `json:"auth"`
+}
+
+func tlsNDJSON(t *testing.T, out string) ([]decodedLine, []tlsLine) {
+	t.Helper()
+	var ds []decodedLine
+	var ts []tlsLine
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		var d decodedLine
+		var x tlsLine
+		if err := json.Unmarshal([]byte(l), &d); err != nil {
+			t.Fatalf("bad NDJSON line %q: %v", l, err)
+		}
+		json.Unmarshal([]byte(l), &x)
+		ds, ts = append(ds, d), append(ts, x)
+	}
+	return ds, ts
+}
+
+// plaintextScenario names the SASL scenarios without TLS, which the SASL
+// tests cover (TestRealCapturesMatchWhatClientsSent reads the shipped one).
+func plaintextScenario(name string) bool {
+	return name == traffic.ScenarioSASLPlaintext || name == traffic.ScenarioSASLv0
+}
+
+func port(addr string) int {
+	n, _ := strconv.Atoi(addr[strings.LastIndexByte(addr, ':')+1:])
+	return n
+}
+
+func TestTLSCapturesMatchWhatClientsSent(t *testing.T) {
+	for _, name := range traffic.SecureNames() {
+		if plaintextScenario(name) {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			c := buildTLSCapture(t, name)
+			if c.keylog == "" {
+				t.Fatalf("%s wrote no key log", name)
+			}
+			out, stderr, code := runCLI(t, "", "--json", "--tls-keylog", c.keylog, c.pcap)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			lines, xs := tlsNDJSON(t, out)
+			conns := map[int]traffic.ConnectionJSON{}
+			for _, cn := range c.sc.Connections {
+				conns[cn.ClientPort] = cn
+			}
+			var msgs []decodedLine
+			sessions := map[int]bool{}
+			for i, d := range lines {
+				x := xs[i]
+				switch d.Event {
+				case "tls_session":
+					cn := conns[port(x.Src)]
+					if cn.TLS == nil || x.Decrypted == nil || !*x.Decrypted || x.Reason != nil ||
+						x.Version != cn.TLS.Version || x.Cipher != cn.TLS.Cipher || x.SNI != cn.TLS.SNI || x.ClientRandom != cn.TLS.ClientRandom {
+						t.Errorf("tls_session %+v; the client had %+v", x, cn.TLS)
+					}
+					sessions[port(x.Src)] = true
+					continue
+				case "":
+				default:
+					t.Errorf("unexpected event %s", out)
+					continue
+				}
+				msgs = append(msgs, d)
+				p := port(d.Src)
+				if d.Direction == "response" {
+					p = port(d.Dst)
+				}
+				cn := conns[p]
+				if cn.TLS == nil || x.TLS == nil || x.TLS.Version != cn.TLS.Version || x.TLS.Cipher != cn.TLS.Cipher || x.TLS.SNI != cn.TLS.SNI {
+					t.Errorf("#%d: tls %+v; the client had %+v", d.Index, x.TLS, cn.TLS)
+				}
+				if x.Auth == nil || x.Auth.Source != cn.AuthSource {
+					t.Errorf("#%d: auth %+v, want source %q", d.Index, x.Auth, cn.AuthSource)
+				}
+			}
+			for _, cn := range c.sc.Connections {
+				if cn.TLS != nil && !sessions[cn.ClientPort] {
+					t.Errorf("no tls_session for the connection from port %d", cn.ClientPort)
+				}
+			}
+			versions := compareWithClients(t, c.raw, msgs)
+			t.Logf("%d exchanges checked: %v", len(c.raw.Exchanges), versions)
+		})
+	}
+}
+
+func TestTLSMTLSPrincipalIsTheCertificateDN(t *testing.T) {
+	c := buildTLSCapture(t, traffic.ScenarioMTLS)
+	out, stderr, code := runCLI(t, "", "--summary", "--tls-keylog", c.keylog, c.pcap)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := ""
+	for _, cn := range c.sc.Connections {
+		if cn.AuthSource == "tls" {
+			want = cn.Principal
+		}
+	}
+	if !strings.HasPrefix(want, "User:CN=") {
+		t.Fatalf("the sidecar names no certificate principal: %+v", c.sc.Connections)
+	}
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(l, "#") {
+			n++
+			if !strings.HasSuffix(l, " by "+want) {
+				t.Errorf("%q does not end with by %s", l, want)
+			}
+		}
+	}
+	if n != 2*len(c.sc.Exchanges) {
+		t.Errorf("%d messages, want %d", n, 2*len(c.sc.Exchanges))
+	}
+}
+
+func TestTLSMissingKeyIsNotMalformed(t *testing.T) {
+	c := buildTLSCapture(t, traffic.ScenarioMissingKey)
+	partial := filepath.Join(filepath.Dir(c.pcap), c.sc.PartialKeylog)
+	out, stderr, code := runCLI(t, "", "--json", "--tls-keylog", partial, c.pcap)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 (missing keys are not malformed data): %s", code, stderr)
+	}
+	lines, xs := tlsNDJSON(t, out)
+	omitted := map[int]string{}
+	for _, cn := range c.sc.Connections {
+		if cn.TLS != nil && cn.TLS.InPartialKeylog != nil && !*cn.TLS.InPartialKeylog {
+			omitted[cn.ClientPort] = cn.TLS.ClientRandom
+		}
+	}
+	if len(omitted) != 1 {
+		t.Fatalf("the sidecar omits %d connections from the partial key log, want 1", len(omitted))
+	}
+	var msgs []decodedLine
+	undecrypted := 0
+	for i, d := range lines {
+		x := xs[i]
+		switch d.Event {
+		case "tls_session":
+			cr, gone := omitted[port(x.Src)]
+			if x.Decrypted == nil || *x.Decrypted == gone {
+				t.Errorf("tls_session %+v: decrypted should be %v", x, !gone)
+			}
+			if gone {
+				undecrypted++
+				if want := "no key for client random " + cr[:16] + "…"; x.Reason != want || x.ClientRandom != cr || x.Version != "1.3" || x.Cipher == "" {
+					t.Errorf("tls_session %+v, want reason %q", x, want)
+				}
+			}
+		case "":
+			p := port(d.Src)
+			if d.Direction == "response" {
+				p = port(d.Dst)
+			}
+			if _, gone := omitted[p]; gone {
+				t.Errorf("message #%d of the connection without keys", d.Index)
+			}
+			msgs = append(msgs, d)
+		default:
+			t.Errorf("unexpected event %+v", x)
+		}
+	}
+	if undecrypted != 1 {
+		t.Errorf("%d undecrypted tls_session events, want 1", undecrypted)
+	}
+	want := c.raw
+	want.Exchanges = nil
+	for _, ex := range c.raw.Exchanges {
+		if _, gone := omitted[ex.ClientPort]; !gone {
+			want.Exchanges = append(want.Exchanges, ex)
+		}
+	}
+	if len(want.Exchanges) == 0 || len(want.Exchanges) == len(c.raw.Exchanges) {
+		t.Fatalf("%d of %d exchanges on connections with keys", len(want.Exchanges), len(c.raw.Exchanges))
+	}
+	compareWithClients(t, want, msgs)
+}
+
+// wrongKeys returns a key log whose every secret has one bit flipped.
+func wrongKeys(t *testing.T, keylog string) string {
+	raw, err := os.ReadFile(keylog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		f := strings.Fields(l)
+		s := []byte(f[2])
+		if s[0] == '0' {
+			s[0] = '1'
+		} else {
+			s[0] = '0'
+		}
+		b.WriteString(f[0] + " " + f[1] + " " + string(s) + "\n")
+	}
+	p := filepath.Join(t.TempDir(), "wrong.keylog")
+	os.WriteFile(p, []byte(b.String()), 0o644)
+	return p
+}
+
+func TestTLSWrongKeyIsAProblemEvent(t *testing.T) {
+	out, stderr, code := runCLI(t, "", "--json", "--tls-keylog", wrongKeys(t, shippedTLS+".keylog"), shippedTLS+".pcap")
+	if code != exitMalformed {
+		t.Errorf("exit %d, want %d: %s", code, exitMalformed, stderr)
+	}
+	lines, xs := tlsNDJSON(t, out)
+	problems := map[string]int{}
+	for i, d := range lines {
+		switch d.Event {
+		case "tls_problem":
+			problems[xs[i].Problem]++
+			if xs[i].Message == "" {
+				t.Errorf("tls_problem without a message: %+v", xs[i])
+			}
+		case "tls_session":
+		default:
+			t.Errorf("nothing is decoded with the wrong keys: %+v", d)
+		}
+	}
+	// One per direction that had a record to open: the handshake of both
+	// directions of each of the 3 connections.
+	if problems["authentication_failed"] != 6 || len(problems) != 1 {
+		t.Errorf("problems %v, want 6 authentication_failed", problems)
+	}
+}
+
+const shippedTLS = "../../testdata/pcaps/tls13-acls"
+
+// editPacket copies a capture with packet n (from 1) changed by edit.
+func editPacket(t *testing.T, in string, n int, edit func(data []byte) []byte) string {
+	t.Helper()
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w := pcapgo.NewWriter(&buf)
+	if err := w.WriteFileHeader(r.Snaplen(), r.LinkType()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; ; i++ {
+		data, ci, err := r.ReadPacketData()
+		if err != nil {
+			break
+		}
+		if i == n {
+			data = edit(append([]byte(nil), data...))
+			ci.CaptureLength = len(data)
+		}
+		w.WritePacket(ci, data)
+	}
+	p := filepath.Join(t.TempDir(), "edited.pcap")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// tcpPayload is where the TCP payload of an Ethernet/IPv4 packet starts.
+func tcpPayload(data []byte) int {
+	ip := 14
+	tcp := ip + int(data[ip]&0x0f)*4
+	return tcp + int(data[tcp+12]>>4)*4
+}
+
+// cutPacket copies a capture with the last 20 bytes of packet n (from 1)
+// not captured (as a snaplen would): a gap inside the record it carries.
+func cutPacket(t *testing.T, in string, n int) string {
+	return editPacket(t, in, n, func(data []byte) []byte { return data[:len(data)-20] })
+}
+
+// packetOf returns the first packet of message index of the shipped TLS
+// capture, and the message.
+func packetOf(t *testing.T, index int) (int, decodedLine) {
+	t.Helper()
+	full, _, _ := runCLI(t, "", "--json", "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
+	for _, l := range strings.Split(strings.TrimSpace(full), "\n") {
+		var d struct {
+			decodedLine
+			Packets []int `json:"packets"`
+		}
+		json.Unmarshal([]byte(l), &d)
+		if d.Index == index {
+			return d.Packets[0], d.decodedLine
+		}
+	}
+	t.Fatalf("no message #%d", index)
+	return 0, decodedLine{}
+}
+
+func TestTLSOversizeRecord(t *testing.T) {
+	// The record carrying message #9's request announces 2^14+257 bytes.
+	pkt, lost := packetOf(t, 9)
+	file := editPacket(t, shippedTLS+".pcap", pkt, func(data []byte) []byte {
+		p := tcpPayload(data)
+		if data[p] != 23 || data[p+1] != 3 || data[p+2] != 3 {
+			t.Fatalf("packet %d does not start with a TLS application data record: % x", pkt, data[p:p+5])
+		}
+		binary.BigEndian.PutUint16(data[p+3:], 1<<14+257)
+		return data
+	})
+	out, stderr, code := runCLI(t, "", "--json", "--tls-keylog", shippedTLS+".keylog", file)
+	if code != exitMalformed {
+		t.Errorf("exit %d, want %d: %s", code, exitMalformed, stderr)
+	}
+	lines, xs := tlsNDJSON(t, out)
+	var events []string
+	for i, d := range lines {
+		switch d.Event {
+		case "":
+			if d.CorrelationID == lost.CorrelationID && port(d.Src) == port(lost.Src) && d.Direction == "request" {
+				t.Errorf("the request of the oversize record was decoded: %+v", d)
+			}
+		case "tls_session":
+		default:
+			events = append(events, d.Event+" "+xs[i].Problem)
+		}
+	}
+	// The record, and the response to the request it carried; the
+	// direction decodes again from the next record that decrypts.
+	if got := strings.Join(events, ","); got != "tls_problem oversize_record,unmatched_response " {
+		t.Errorf("events %q, want an oversize_record and the unmatched response", events)
+	}
+}
+
+func TestTLSTruncatedRecordAtAGap(t *testing.T) {
+	// The end of the packet carrying the request of message #9 (CreateAcls
+	// v3 corr=4) is lost: its record is cut by the gap, and the connection
+	// decodes again from the next record on.
+	lostPkt, lost := packetOf(t, 9)
+	full, _, _ := runCLI(t, "", "--json", "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
+	if lost.APIKey != 30 || lost.Direction != "request" {
+		t.Fatalf("message #9 is %+v, want a CreateAcls request", lost)
+	}
+	out, stderr, code := runCLI(t, "", "--json", "--tls-keylog", shippedTLS+".keylog", cutPacket(t, shippedTLS+".pcap", lostPkt))
+	if code != exitMalformed {
+		t.Errorf("exit %d, want %d: %s", code, exitMalformed, stderr)
+	}
+	lines, xs := tlsNDJSON(t, out)
+	var events []string
+	decoded := 0
+	for i, d := range lines {
+		switch d.Event {
+		case "":
+			decoded++
+			if d.CorrelationID == lost.CorrelationID && port(d.Src) == port(lost.Src) && d.Direction == "request" {
+				t.Errorf("the lost request was decoded: %+v", d)
+			}
+		case "tls_session":
+		default:
+			events = append(events, d.Event+" "+xs[i].Problem)
+		}
+	}
+	// The gap of the TCP stream, the record it cut, and the response to
+	// the request that was lost with it.
+	if got := strings.Join(events, ","); got != "gap ,tls_problem truncated_record,unmatched_response " {
+		t.Errorf("events %q, want a gap, a truncated_record and the unmatched response", events)
+	}
+	full1, _ := tlsNDJSON(t, full)
+	if want := len(full1) - 4; decoded < want-2 {
+		t.Errorf("%d messages decoded after losing one packet, want about %d", decoded, want)
+	}
+}
+
+func TestTLSHexDumpShowsPlaintext(t *testing.T) {
+	out, stderr, code := runCLI(t, "", "-x", "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// The first ACL request's frame, offsets counted in the decrypted frame:
+	// its size prefix is at 0x0000 and the topic name is in clear.
+	first := out[:strings.Index(out, "\n#8 ")]
+	if !strings.HasPrefix(first, "#7 ") || !strings.Contains(first, "\n0000  00 00 00 ") || !strings.Contains(first, "orders-tls13") {
+		t.Errorf("message #7 with -x:\n%s", first)
+	}
+}
+
+func TestTLSSecretsNeverShown(t *testing.T) {
+	for _, name := range traffic.SecureNames() {
+		if plaintextScenario(name) {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			c := buildTLSCapture(t, name)
+			if c.keylog == "" {
+				t.Fatalf("%s wrote no key log", name)
+			}
+			for _, mode := range [][]string{{"--json"}, {"--summary"}, {"-x"}, {"--all", "-x"}, {"--all", "--json"}} {
+				out, _, _ := runCLI(t, "", append(mode, "--tls-keylog", c.keylog, c.pcap)...)
+				for _, pw := range traffic.PlainPasswords() {
+					if strings.Contains(out, pw) {
+						t.Errorf("%v: the output holds the password %q", mode, pw)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestTLSExplorerSaysDecrypted(t *testing.T) {
+	keys, err := tlsdec.LoadKeyLogFiles(shippedTLS + ".keylog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := shippedTLS + ".pcap"
+	o := captureOpts{ports: "9092", detect: true, maxFrame: reassembly.DefaultMaxFrame, tui: true, keys: keys}
+	ports, _ := reassembly.ParsePorts(o.ports)
+	src, err := reassembly.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	load, ech, pch, result := startCaptureReader(o, dissect.NewRegistry(), selector{}, ports, []namedSource{{name: path, src: src, size: fileSize(path)}})
+	go func() {
+		for range pch {
+		}
+	}()
+	var entries []tui.Entry
+	for e := range ech {
+		entries = append(entries, e)
+		if e.TLS != "TLS 1.3 TLS_AES_128_GCM_SHA256" {
+			t.Errorf("#%d: TLS %q", e.Index, e.TLS)
+		}
+	}
+	if _, err := result(true); err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 28 {
+		t.Errorf("%d entries, want the 28 ACL messages", len(entries))
+	}
+	x := &tuiDriver{t: t, m: tui.New(load, tui.Options{Title: "tls13-acls.pcap"}), w: modelW, h: modelH}
+	x.send(tea.WindowSizeMsg{Width: modelW, Height: modelH})
+	x.send(tui.EntriesMsg(entries))
+	x.send(tui.ProgressMsg{Finished: true})
+	rows := strings.Join(x.screen(), "\n")
+	if !strings.Contains(rows, "[TLS] ") {
+		t.Errorf("the list does not mark decrypted messages:\n%s", rows)
+	}
+	x.press("enter")
+	if sc := strings.Join(x.screen(), "\n"); !strings.Contains(sc, "\n [TLS 1.3 decrypted] CreateAcls v3 request corr=3: ") {
+		t.Errorf("the status line does not say the bytes were decrypted:\n%s", sc)
+	}
+}
+
+func TestTLSKeyLogFlag(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.keylog")
+	os.WriteFile(bad, []byte("# a comment\ngarbage line\nCLIENT_RANDOM zz 00\n"), 0o644)
+	out, stderr, code := runCLI(t, "", "--summary", "--tls-keylog", bad, "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
+	if code != 0 || strings.Count(out, "\n#") != 27 {
+		t.Errorf("exit %d, %d messages: %s", code, strings.Count(out, "\n#")+1, stderr)
+	}
+	if want := "kdissect: --tls-keylog: skipped 2 lines kdissect does not understand\n"; stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	_, stderr, code = runCLI(t, "", "--tls-keylog", "/nonexistent/k.log", shippedTLS+".pcap")
+	if want := "kdissect: --tls-keylog /nonexistent/k.log: no such file or directory\n"; code != 1 || stderr != want {
+		t.Errorf("exit %d, stderr %q; want 1, %q", code, stderr, want)
+	}
+	// audit shares the flag.
+	out, stderr, code = runCLI(t, "", "audit", "--format", "csv", "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
+	if code != 0 || !strings.Contains(out, ",User:admin,kdissect-tls13-kadm,create,3,3,TOPIC,orders-tls13,LITERAL,User:alice,*,WRITE,ALLOW,ok,") {
+		t.Errorf("audit: exit %d: %s\n%s", code, stderr, out)
+	}
+}
+
+func TestTLSPacketsAndOffsets(t *testing.T) {
+	out, stderr, code := runCLI(t, "", "--json", "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m struct {
+			Index   int   `json:"index"`
+			Packets []int `json:"packets"`
+			Offset  int64 `json:"stream_offset"`
+		}
+		json.Unmarshal([]byte(l), &m)
+		if m.Index > 0 && len(got) < 8 {
+			got = append(got, fmt.Sprintf("#%d %v @%d", m.Index, m.Packets, m.Offset))
+		}
+	}
+	// The packets are the frames tshark shows the same messages in
+	// (tshark -o tls.keylog_file:… -d tcp.port==9092,tls -d
+	// tls.port==9092,kafka -Y 'kafka.api_key == 30 || kafka.api_key == 31');
+	// the offsets count decrypted bytes: ApiVersions and the SASL exchange
+	// came before.
+	want := []string{"#7 [27] @147", "#8 [29] @830", "#9 [31] @245", "#10 [33] @853",
+		"#13 [39] @364", "#14 [41] @982", "#15 [43] @431", "#16 [45] @1036"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+}
