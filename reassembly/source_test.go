@@ -142,7 +142,7 @@ func FuzzPipeline(f *testing.F) {
 		f.Add(p.data, uint8(1))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, link uint8) {
-		p := NewPipeline(Config{BrokerPorts: testConfig().BrokerPorts, DetectPorts: link&0x80 != 0, PlausibleRequest: plausible,
+		p := NewPipeline(Config{BrokerPorts: testConfig().BrokerPorts, DetectPorts: link&0x80 != 0, Framing: testRules{},
 			MaxFrame: 1 << 16, MaxConnBuffer: 1 << 12, MaxTotalBuffer: 1 << 14, MaxConns: 2}, func(Event) {})
 		// Feed the input as one packet and as a series of packets cut from
 		// it, seconds apart so that the timeouts run too; the buffer

@@ -1,0 +1,245 @@
+package reassembly
+
+import (
+	"slices"
+	"time"
+)
+
+// A Layer transforms both directions of one connection between TCP
+// ordering and framing; TLS decryption is one. Its output streams are
+// framed exactly like plain TCP streams; offsets in its output are offsets
+// in that output stream (Frame.StreamOffset of a decrypted frame counts
+// plaintext bytes).
+type Layer interface {
+	// Feed gives the next in-order captured bytes of one direction: data
+	// starts at TCP stream offset off and was carried by packet pkt,
+	// captured at ts. data is only valid during the call.
+	Feed(fromClient bool, off int64, data []byte, pkt int, ts time.Time, out LayerOutput)
+	// Gap says that n bytes (-1: unknown) at TCP stream offset off of one
+	// direction were never captured.
+	Gap(fromClient bool, off, n int64, ts time.Time, out LayerOutput)
+	// End says the connection ended (reason as in Incomplete.Reason).
+	End(reason string, ts time.Time, out LayerOutput)
+}
+
+// LayerOutput receives what a Layer makes of its input.
+type LayerOutput interface {
+	// Data is the next piece of a direction's output stream, at output
+	// offset off, carried (mostly) by packet pkt. Pieces of one direction
+	// come in order; data is only valid during the call.
+	Data(fromClient bool, off int64, data []byte, pkt int, ts time.Time)
+	// Gap says the output stream of a direction loses n bytes at off (n -1
+	// when unknown): what comes next is not contiguous with what came
+	// before, so the framer re-synchronises.
+	Gap(fromClient bool, off, n int64, ts time.Time)
+	// Event reports something of the layer's own (e.g. a TLS session, a
+	// record that failed authentication), emitted as a *LayerEvent.
+	Event(fromClient bool, ts time.Time, v any)
+}
+
+// LayerEvent carries a Layer's own report to the Pipeline's emit.
+type LayerEvent struct {
+	Flow
+	Time  time.Time
+	Value any
+}
+
+func (*LayerEvent) isEvent() {}
+
+// layerFirst is how many in-order client bytes NewLayer is given (fewer
+// when the direction ends or loses bytes sooner); layerHold caps what a
+// direction holds until NewLayer has answered.
+const (
+	layerFirst = 16
+	layerHold  = 64 << 10
+)
+
+// connLayer is a connection's Layer state, kept in Pipeline.layers (a conn
+// stays small: most connections have none). Until NewLayer answers, the
+// ordered streams of both directions are held in pre, indexed by dir.
+type connLayer struct {
+	l        Layer
+	pre      [2][]preItem
+	preBytes [2]int
+	first    int  // client bytes held from the start without a gap
+	cut      bool // the client's first bytes ended at a gap
+}
+
+// preItem is a piece of a held ordered stream: bytes, or a gap when data is
+// nil (whose Gap event was reported when it came).
+type preItem struct {
+	off, n int64
+	data   []byte
+	pkt    int
+	ts     time.Time
+}
+
+func dir(fromClient bool) int {
+	if fromClient {
+		return 0
+	}
+	return 1
+}
+
+// layerOut is the LayerOutput of a connection: it feeds the framers.
+type layerOut struct{ c *conn }
+
+// half is the open direction of o's connection, nil when it is closed or
+// never sent a packet.
+func (o layerOut) half(fromClient bool) *half {
+	for _, h := range o.c.h {
+		if h != nil && h.fromClient == fromClient && !h.closed {
+			return h
+		}
+	}
+	return nil
+}
+
+func (o layerOut) Data(fromClient bool, off int64, data []byte, pkt int, ts time.Time) {
+	if h := o.half(fromClient); h != nil && len(data) > 0 {
+		h.frame(data, off, pkt, ts)
+	}
+}
+
+func (o layerOut) Gap(fromClient bool, off, n int64, ts time.Time) {
+	if h := o.half(fromClient); h != nil {
+		h.frameGap(off, n, ts, false)
+	}
+}
+
+func (o layerOut) Event(fromClient bool, ts time.Time, v any) {
+	c := o.c
+	if !c.decided {
+		return
+	}
+	f := Flow{Conn: c.key, ConnID: c.key.ID, FromClient: fromClient, Src: c.key.Client, Dst: c.key.Server}
+	if !fromClient {
+		f.Src, f.Dst = f.Dst, f.Src
+	}
+	c.p.emit(&LayerEvent{Flow: f, Time: ts, Value: v})
+}
+
+// layerData takes in-order bytes of a layered connection: held until
+// NewLayer answers, then fed to the Layer.
+func (h *half) layerData(data []byte, off int64, pkt int, ts time.Time) {
+	c := h.c
+	cl := c.p.layers[c]
+	if cl.l != nil {
+		cl.l.Feed(h.fromClient, off, data, pkt, ts, layerOut{c})
+		return
+	}
+	d := dir(h.fromClient)
+	if cl.preBytes[d]+len(data) > layerHold {
+		c.p.askLayer(c, ts)
+		h.stream(data, off, pkt, ts)
+		return
+	}
+	cl.pre[d] = append(cl.pre[d], preItem{off: off, n: int64(len(data)), data: slices.Clone(data), pkt: pkt, ts: ts})
+	cl.preBytes[d] += len(data)
+	if h.fromClient && !cl.cut {
+		cl.first += len(data)
+		if cl.first >= layerFirst {
+			c.p.askLayer(c, ts)
+		}
+	}
+}
+
+// layerGap takes a gap of a layered connection's TCP stream.
+func (h *half) layerGap(off, n int64, ts time.Time) {
+	c := h.c
+	cl := c.p.layers[c]
+	if cl.l != nil {
+		cl.l.Gap(h.fromClient, off, n, ts, layerOut{c})
+		return
+	}
+	d := dir(h.fromClient)
+	cl.pre[d] = append(cl.pre[d], preItem{off: off, n: n, ts: ts})
+	if h.fromClient {
+		// The client's first bytes end here: NewLayer gets what came.
+		cl.cut = true
+		c.p.askLayer(c, ts)
+	}
+}
+
+// layerFinish is called when a direction of a layered connection ends: if
+// NewLayer has not been asked yet, it is asked with what came.
+func (p *Pipeline) layerFinish(c *conn, ts time.Time) {
+	if cl := p.layers[c]; cl != nil && cl.l == nil {
+		p.askLayer(c, ts)
+	}
+}
+
+// layerEnd tells the connection's Layer, if it has one, that it ended.
+func (p *Pipeline) layerEnd(c *conn, reason string, ts time.Time) {
+	for _, h := range c.h {
+		if h != nil {
+			h.flushOrder(ts)
+		}
+	}
+	if c.layered {
+		p.layerFinish(c, ts)
+	}
+	if cl := p.layers[c]; c.layered && cl != nil && cl.l != nil {
+		cl.l.End(reason, ts, layerOut{c})
+	}
+}
+
+// askLayer asks NewLayer for c's Layer and feeds what was held to it, or to
+// the framers when there is none. A Layer for a connection DetectPorts was
+// still probing makes it followed.
+func (p *Pipeline) askLayer(c *conn, ts time.Time) {
+	cl := p.layers[c]
+	var first []byte
+	for _, it := range cl.pre[0] {
+		if it.data == nil {
+			break
+		}
+		first = append(first, it.data...)
+	}
+	f := Flow{Conn: c.key, ConnID: c.key.ID, FromClient: true, Src: c.key.Client, Dst: c.key.Server}
+	l := p.cfg.NewLayer(f, first)
+	pre := cl.pre
+	cl.pre, cl.preBytes = [2][]preItem{}, [2]int{}
+	if l == nil {
+		c.layered = false
+		delete(p.layers, c)
+	} else {
+		cl.l = l
+		if !c.decided {
+			c.decided = true
+			p.detectedServer(c, ts)
+		}
+	}
+	// The directions are found before feeding: a DetectPorts probe on the
+	// plain bytes may turn their roles round.
+	var hs [2]*half
+	for _, h := range c.h {
+		if h != nil {
+			hs[dir(h.fromClient)] = h
+		}
+	}
+	for d, items := range pre {
+		h := hs[d]
+		if h == nil {
+			continue
+		}
+		for _, it := range items {
+			switch {
+			case h.closed:
+			case it.data != nil:
+				h.stream(it.data, it.off, it.pkt, it.ts)
+			case l != nil:
+				l.Gap(h.fromClient, it.off, it.n, it.ts, layerOut{c})
+			default:
+				h.frameGap(it.off, it.n, it.ts, false)
+			}
+		}
+	}
+}
+
+// layerHeld reports whether h's direction holds bytes NewLayer has not
+// been asked about yet.
+func (h *half) layerHeld() bool {
+	cl := h.c.p.layers[h.c]
+	return cl != nil && cl.l == nil && len(cl.pre[dir(h.fromClient)]) > 0
+}
