@@ -47,7 +47,7 @@ type FrameRules interface {
 // the gap. report: the gap is the TCP stream's own, whose Gap event comes
 // after what the gap ends and before what follows it.
 func (h *half) frameGap(off, n int64, ts time.Time, report bool) {
-	end := off + n
+	end := off + max(n, 0) // a Layer may lose an unknown number of bytes
 	if h.resyncing {
 		h.scan(ts, true)
 	}
@@ -55,7 +55,7 @@ func (h *half) frameGap(off, n int64, ts time.Time, report bool) {
 	if h.resyncing {
 		h.flushJunk(off, ts)
 	} else if h.have > 0 {
-		if h.size > 0 && end <= h.fOff+h.size {
+		if h.size > 0 && n >= 0 && end <= h.fOff+h.size {
 			inFrame = true
 		} else {
 			h.incomplete("gap", ts)

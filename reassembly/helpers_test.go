@@ -340,6 +340,8 @@ func (r *recorder) emit(e Event) {
 		s = fmt.Sprintf("limit %s off=%d len=%d", dir(e.Flow), e.StreamOffset, e.Length)
 	case *PortDetected:
 		s = fmt.Sprintf("port %s", e.Server)
+	case *LayerEvent:
+		s = fmt.Sprintf("layer %s %s>%s %v", dir(e.Flow), e.Src, e.Dst, e.Value)
 	case *ConnEnd:
 		s = fmt.Sprintf("end c%d %s>%s reset=%v", e.ConnID, e.Conn.Client, e.Conn.Server, e.Reset)
 	case *Evicted:
