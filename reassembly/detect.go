@@ -2,14 +2,17 @@ package reassembly
 
 import "time"
 
+// DetectPorts: the framer's side of finding the protocol on unknown ports.
+
 // keepEarly handles the bytes of the side that sent the SYN-ACK (so the
-// server: a response that looks like a request, as one with correlation id
-// 0 reads as a Produce v0 header, must not make it the client) before its
-// connection is found to be Kafka. They are kept, up to maxChain bytes from
-// the first, only when the client's first bytes are missing (its peer
-// acknowledged bytes the capture lacks): the answer to a lost first request
-// is then still reported once the next request shows the connection is
-// Kafka. Other connections on unknown ports keep nothing.
+// server: a response that looks like a request, as a Kafka response with
+// correlation id 0 reads as a Produce v0 header, must not make it the
+// client) before its connection is found to carry the protocol. They are
+// kept, up to maxChain bytes from the first, only when the client's first
+// bytes are missing (its peer acknowledged bytes the capture lacks): the
+// answer to a lost first request is then still reported once the next
+// request shows what the connection carries. Other connections on unknown
+// ports keep nothing.
 func (h *half) keepEarly(data []byte, off int64, pkt int, ts time.Time) {
 	cl := h.client()
 	kept := 0

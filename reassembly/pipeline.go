@@ -41,7 +41,8 @@ type Config struct {
 	// BrokerPorts says which side of a connection is the broker.
 	BrokerPorts PortSet
 	// DetectPorts also follows connections on other ports: the side whose
-	// segment starts with a plausible request is the client.
+	// segment starts with a plausible request is the client (or, with
+	// NewLayer, a connection whose client bytes NewLayer accepts).
 	DetectPorts bool
 	// MaxFrame: a size prefix above it is corruption, never an allocation.
 	MaxFrame int

@@ -199,7 +199,7 @@ func (h *half) chain(b []byte, i int, final bool, corrMask uint64) (ok, wait boo
 
 // swallowsKnown reports whether b(i, end) holds the start of a response to
 // a known request whose own chain of size prefixes ends exactly at end: the
-// frame from i would swallow real frames. (A known correlation ID alone is
+// frame from i would swallow real frames. (A known key alone is
 // no evidence: small ones are common values inside bodies.) The positions
 // that could start such a response are listed once per scan, so that a
 // buffer full of candidates costs a pass over it, not one per candidate.
