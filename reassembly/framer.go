@@ -40,6 +40,32 @@ type FrameRules interface {
 	ResponseKey(f []byte) (key uint32, ok bool)
 }
 
+// framer is the framing state of a direction.
+type framer struct {
+	decidedWant, want bool // in sync, see below
+	resyncing         bool // out of sync, see below
+	// framed: a frame boundary has been known in this direction (after the
+	// SYN or an accepted re-synchronisation). Until then, skipped bytes of a
+	// direction captured without its SYN are the tail of frames sent before
+	// the capture started, not damage.
+	framed bool
+
+	// In sync: the frame being collected; have == 0 at a boundary.
+	have, fOff, size int64 // size 0 = prefix not complete yet
+	// lost counts the bytes of the current frame that a gap took; a frame
+	// with lost bytes is collected to its known end and reported Incomplete.
+	lost     int64
+	reserved int // bytes reserved against the buffer caps for buf
+	buf      []byte
+	marks    []mark
+	last     int64 // the frame's first packet is marks[0]
+
+	// Out of sync; the state is allocated by the first startResync.
+	*resyncState
+	corr  []uint32 // client side: recent request keys, a ring of RecentRequests
+	ncorr int
+}
+
 // frameGap is the framer's side of lost bytes [off, off+n). When they end
 // inside a frame whose size is known, the frame's remaining bytes are
 // counted (it is reported Incomplete at its end) and the next frame starts

@@ -7,6 +7,20 @@ import "time"
 // and capture times of its bytes. What consumes that stream (the framer, or
 // a Layer in front of it) is reached through stream and streamGap only.
 
+// tcpOrder is the TCP ordering state of a direction.
+type tcpOrder struct {
+	started, synSeen, closed, fin bool
+	isn, nextSeq                  uint32
+	nextOff                       int64
+	finOff                        int64
+	finTs                         int64 // when the FIN came, for ReorderWait
+	ooo                           []held
+	oooBytes                      int
+	// ackOff is the highest stream offset the peer has acknowledged: bytes
+	// below it that were not captured will never be sent again.
+	ackOff int64
+}
+
 // held is an out-of-order piece of a direction: [off, end) in stream
 // offsets, of which data holds the captured prefix (snaplen may cut it).
 type held struct {

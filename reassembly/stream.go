@@ -13,45 +13,14 @@ type mark struct {
 	ts  int64 // capture nanoseconds
 }
 
-// half is one direction of a connection: sequence tracking plus framing.
+// half is one direction of a connection: its TCP ordering (tcpOrder,
+// order.go) feeding, directly or through a Layer, its framer (framer.go).
 // Its size matters (see conn); times are capture nanoseconds.
 type half struct {
-	c *conn
-
-	// The flags are together, so that they share one word.
-	fromClient, started, synSeen, closed, fin bool
-	decidedWant, want                         bool // in sync, see below
-	resyncing                                 bool // out of sync, see below
-	// framed: a frame boundary has been known in this direction (after the
-	// SYN or an accepted re-synchronisation). Until then, skipped bytes of a
-	// direction captured without its SYN are the tail of frames sent before
-	// the capture started, not damage.
-	framed bool
-
-	isn, nextSeq uint32
-	nextOff      int64
-	finOff       int64
-	finTs        int64 // when the FIN came, for ReorderWait
-	ooo          []held
-	oooBytes     int
-	// ackOff is the highest stream offset the peer has acknowledged: bytes
-	// below it that were not captured will never be sent again.
-	ackOff int64
-
-	// In sync: the frame being collected; have == 0 at a boundary.
-	have, fOff, size int64 // size 0 = prefix not complete yet
-	// lost counts the bytes of the current frame that a gap took; a frame
-	// with lost bytes is collected to its known end and reported Incomplete.
-	lost     int64
-	reserved int // bytes reserved against the buffer caps for buf
-	buf      []byte
-	marks    []mark
-	last     int64 // the frame's first packet is marks[0]
-
-	// Out of sync; the state is allocated by the first startResync.
-	*resyncState
-	corr  []uint32 // client side: recent request keys, a ring of RecentRequests
-	ncorr int
+	c          *conn
+	fromClient bool
+	tcpOrder
+	framer
 }
 
 // src and dst follow the connection's roles, which DetectPorts may swap.
