@@ -129,7 +129,9 @@ func (h *half) layerData(data []byte, off int64, pkt int, ts time.Time) {
 		return
 	}
 	d := dir(h.fromClient)
-	if cl.preBytes[d]+len(data) > layerHold {
+	// Past the cap NewLayer is asked at once, unless these bytes are the
+	// client's first ones it must see.
+	if cl.preBytes[d]+len(data) > layerHold && !(h.fromClient && !cl.cut && cl.first < layerFirst) {
 		c.p.askLayer(c, ts)
 		h.stream(data, off, pkt, ts)
 		return

@@ -180,3 +180,23 @@ func TestLayerDetectsPorts(t *testing.T) {
 		"close: "+endLine(1, cli, other, false),
 	)
 }
+
+func TestLayerHoldIsCapped(t *testing.T) {
+	v := opened(t)
+	req := kreq(30, 3, 7, "adm", 20)
+	v.send(true, req[:10]) // 4: too few bytes to ask
+	resp := kresp(7, 1392) // 1400 bytes
+	for range 47 {         // 5-51: past 64 KiB at the 47th
+		v.send(false, resp)
+	}
+	v.send(true, req[10:]) // 52
+	var asked []string
+	r, _ := runWith(t, layerConfig(&asked), v.pkts, nil, true)
+	wantAsked(t, asked, fmt.Sprintf("c1 %s>%s client=true % x", cli, srv, req[:10]))
+	var want []string
+	for i := range 47 {
+		want = append(want, fmt.Sprintf("51: frame c1< off=%d size=1400 pk=[%d]", i*1400, 5+i))
+	}
+	want = append(want, "52: frame c1> off=0 size=37 pk=[4 52]", "close: "+endC1)
+	wantLines(t, r, want...)
+}
