@@ -5,7 +5,7 @@ import "time"
 // TCP ordering: each direction's segments are put in order by sequence
 // number into one ordered byte stream, with its gaps, the packet numbers
 // and capture times of its bytes. What consumes that stream (the framer, or
-// a Layer in front of it) is reached through stream and streamGap only.
+// a Layer in front of it) is reached through stream and gap only.
 
 // tcpOrder is the TCP ordering state of a direction.
 type tcpOrder struct {
