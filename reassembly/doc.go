@@ -1,12 +1,22 @@
-// Package reassembly turns captured packets into Kafka frames.
+// Package reassembly turns captured packets into frames of a protocol
+// whose messages start with a size prefix, such as Kafka.
 //
 // It reads pcap/pcapng files or a live interface (Source), decodes
-// link/IP/TCP headers with one allocation-free parser, puts each TCP
-// direction back in order by sequence number, splits the byte stream at
-// Kafka's int32 size prefixes and reports what it finds as Events. It knows
-// nothing about Kafka beyond the framing and the position of the
-// correlation ID: whether a frame looks like a request is decided by the
-// caller (Config.PlausibleRequest), so this package imports no kdissect
+// link/IP/TCP headers with one allocation-free parser and reports what it
+// finds as Events. Two parts do the work, each in its own files:
+//
+//   - TCP ordering (order.go) puts each direction back in order by sequence
+//     number: one ordered byte stream per direction, with its gaps and the
+//     packet number and capture time of its bytes;
+//   - the framer (framer.go, resync.go, detect.go) cuts such a stream into
+//     frames, and re-synchronises after a gap or corruption.
+//
+// A Layer (layer.go, asked for through Config.NewLayer) may sit between the
+// two and transform a connection's streams, as TLS decryption does. The
+// framer knows the protocol only through Config.Framing (FrameRules): how
+// a size prefix reads, the smallest frames, whether a request's head is
+// plausible and which key names a response's request. The Kafka rules are
+// the caller's (dissect.KafkaFraming), so this package imports no kdissect
 // package.
 //
 // # Stream offsets
@@ -19,24 +29,27 @@
 //
 // # Re-synchronisation
 //
-// A direction is "in sync" when the next byte is known to start a frame: after
-// a SYN, and after each complete frame. It is out of sync when the capture
-// starts in the middle of the stream, after a gap (lost segment, snaplen cut,
-// buffer limit) and after a corrupt size prefix. Bytes are never stitched
-// across a gap. Out of sync, every byte position is a candidate frame start,
-// tried in order, and the first candidate that passes these tests wins (the
-// bytes before it are reported as Unparseable):
+// These are the framer's rules; "prefix", "size" and "key" are as
+// Config.Framing reads them (for Kafka: an int32 size prefix, the
+// correlation id). A direction is "in sync" when the next byte is known to
+// start a frame: after a SYN, and after each complete frame. It is out of
+// sync when the capture starts in the middle of the stream, after a gap
+// (lost segment, snaplen cut, buffer limit, a Layer's Gap) and after a
+// corrupt size prefix. Bytes are never stitched across a gap. Out of sync,
+// every byte position is a candidate frame start, tried in order, and the
+// first candidate that passes these tests wins (the bytes before it are
+// reported as Unparseable):
 //
-//   - size bound: the int32 prefix n satisfies MinRequestSize <= n <= MaxFrame
-//     for client→broker, MinResponseSize <= n <= MaxFrame for broker→client;
-//   - client→broker: Config.PlausibleRequest(b) is true, where b is the
-//     4-byte prefix followed by the first min(n, HeadLen) bytes of the frame,
-//     or by the bytes captured before a gap or the end of the direction when
-//     fewer (at least 10: a request cut there still has its header read);
-//     a nil PlausibleRequest accepts any size-bounded candidate;
-//   - broker→client: the int32 after the prefix (the correlation ID) equals
-//     the correlation ID of one of the last RecentRequests requests seen in
-//     the other direction of the same connection; or the candidate's frame
+//   - size bound: the size n satisfies FrameRules.MinSize(fromClient) <= n
+//     <= MaxFrame;
+//   - client→broker: FrameRules.PlausibleRequest(b) is true, where b is the
+//     prefix followed by the first min(n, HeadLen) bytes of the frame, or
+//     by the bytes captured before a gap or the end of the direction when
+//     fewer (at least FrameRules.MinHead: a request cut there still has its
+//     header read);
+//   - broker→client: the candidate's FrameRules.ResponseKey equals the
+//     RequestKey of one of the last RecentRequests requests seen in the
+//     other direction of the same connection; or the candidate's frame
 //     chain holds: following the size prefixes (each within the size bound)
 //     from the candidate, a frame ends exactly where a response to such a
 //     request starts, or exactly at the end of the captured bytes when a
@@ -52,11 +65,23 @@
 // reported Incomplete at its end (Have counts every captured byte, those
 // after the gap too) and the next frame starts at that end, the known
 // boundary being trusted over a scan. A gap that runs past the end of the
-// frame ends it at once (Incomplete, then out of sync after the gap).
+// frame, or whose length is unknown, ends it at once (Incomplete, then out
+// of sync after the gap).
 //
-// In sync, only the size bound (with the minimum of 4) is checked; a prefix
-// outside it is corruption, never an allocation: it is reported as
-// Unparseable bytes and the direction re-synchronises one byte later.
+// In sync, only the size bound (with the smaller of the two MinSize) is
+// checked; a size outside it is corruption, never an allocation: it is
+// reported as Unparseable bytes and the direction re-synchronises one byte
+// later.
+//
+// # Layers
+//
+// With Config.NewLayer, the in-order bytes of both directions of a
+// connection are held (at most 64 KiB each) until NewLayer has seen the
+// client's first 16 bytes (or fewer, when a gap or the end comes first);
+// its Layer, if any, then gets them and everything after, and its output is
+// framed as above: frame offsets, gaps and packet numbers are the Layer's.
+// Gap, Retransmission and BufferLimit events still describe the TCP stream;
+// the raw bytes of a layered connection are never reported Unparseable.
 //
 // # TCP
 //

@@ -6,7 +6,7 @@ import (
 )
 
 // Event is one of *Frame, *Gap, *Unparseable, *Incomplete, *Retransmission,
-// *BufferLimit, *PortDetected, *Evicted, *ConnEnd. An event may be kept, but the
+// *BufferLimit, *PortDetected, *Evicted, *ConnEnd, *LayerEvent. An event may be kept, but the
 // slices inside it (Frame.Data, Frame.Packets) are valid only during the emit
 // call: the Pipeline reuses their memory.
 type Event interface{ isEvent() }
@@ -26,11 +26,11 @@ type Flow struct {
 	Src, Dst   netip.AddrPort
 }
 
-// Frame is one complete Kafka frame.
+// Frame is one complete frame.
 type Frame struct {
 	Flow
 	StreamOffset int64
-	// Size is the frame length including the 4-byte prefix.
+	// Size is the frame length including the size prefix.
 	Size int
 	// Data is the whole frame including the prefix, or only the prefix and
 	// the first HeadLen bytes when Truncated.
@@ -74,7 +74,7 @@ type Unparseable struct {
 // remaining bytes are counted and the event comes at its end. Reason is one
 // of "gap", "end of capture", "connection reset", "connection closed",
 // "idle timeout", "evicted". Head holds the frame's first captured bytes (size prefix
-// included, at most 4+HeadLen, only those before the first gap) so that a
+// included, at most the prefix and HeadLen bytes, only those before the first gap) so that a
 // caller can read a request's header; it is valid only during the emit call.
 type Incomplete struct {
 	Flow

@@ -67,6 +67,47 @@ func plausible(f []byte) bool {
 	return true
 }
 
+// testRules is the tests' Kafka-like framing: an int32 size prefix,
+// requests of at least 8 bytes (api key, version, correlation ID),
+// responses of at least 4 (correlation ID), heads judged by plausible once
+// 14 bytes are there.
+type testRules struct{}
+
+func (testRules) PrefixLen() int                 { return 4 }
+func (testRules) Size(b []byte) int64            { return int64(int32(binary.BigEndian.Uint32(b))) }
+func (testRules) MinHead() int                   { return 14 }
+func (testRules) PlausibleRequest(f []byte) bool { return plausible(f) }
+
+func (testRules) MinSize(fromClient bool) int64 {
+	if fromClient {
+		return 8
+	}
+	return 4
+}
+
+// MinSyncedSize is Kafka's: a broker may send an empty frame (a raw SASL
+// token after SaslHandshake v0).
+func (testRules) MinSyncedSize(fromClient bool) int64 {
+	if fromClient {
+		return 4
+	}
+	return 0
+}
+
+func (testRules) RequestKey(f []byte) (uint32, bool) {
+	if len(f) < 12 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(f[8:]), true
+}
+
+func (testRules) ResponseKey(f []byte) (uint32, bool) {
+	if len(f) < 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(f[4:]), true
+}
+
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 var (
@@ -308,6 +349,8 @@ func (r *recorder) emit(e Event) {
 		s = fmt.Sprintf("limit %s off=%d len=%d", dir(e.Flow), e.StreamOffset, e.Length)
 	case *PortDetected:
 		s = fmt.Sprintf("port %s", e.Server)
+	case *LayerEvent:
+		s = fmt.Sprintf("layer %s %s>%s %v", dir(e.Flow), e.Src, e.Dst, e.Value)
 	case *ConnEnd:
 		s = fmt.Sprintf("end c%d %s>%s reset=%v", e.ConnID, e.Conn.Client, e.Conn.Server, e.Reset)
 	case *Evicted:
@@ -328,7 +371,7 @@ func (r *recorder) emit(e Event) {
 
 func testConfig() Config {
 	ports, _ := ParsePorts("9092")
-	return Config{BrokerPorts: ports, PlausibleRequest: plausible}
+	return Config{BrokerPorts: ports, Framing: testRules{}}
 }
 
 // run feeds packets in the given order (indexes into pkts; nil = all),

@@ -1,6 +1,9 @@
 package reassembly
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // A Layer transforms both directions of one connection between TCP
 // ordering and framing; TLS decryption is one. Its output streams are
@@ -43,142 +46,217 @@ type LayerEvent struct {
 
 func (*LayerEvent) isEvent() {}
 
-// layered is a connection's Layer and what it needs from the Pipeline;
-// only connections with a Layer pay for it.
-type layered struct {
-	c     *conn
-	l     Layer
-	out   [2]int64 // end of each direction's output so far: client, server
-	ended bool
+// layerFirst is how many in-order client bytes NewLayer is given (fewer
+// when the direction ends or loses bytes sooner); layerHold caps what a
+// direction holds until NewLayer has answered.
+const (
+	layerFirst = 16
+	layerHold  = 64 << 10
+)
+
+// connLayer is a connection's Layer state, kept in Pipeline.layers (a conn
+// stays small: most connections have none). Until NewLayer answers, the
+// ordered streams of both directions are held in pre, indexed by dir.
+type connLayer struct {
+	l        Layer
+	pre      [2][]preItem
+	preBytes [2]int
+	first    int  // client bytes held from the start without a gap
+	cut      bool // the client's first bytes ended at a gap
 }
 
-// input takes a direction's in-order captured bytes: to the Layer when the
-// connection has one, else to the framer. The Layer is asked once, with the
-// client's first captured segment. This minimal hook does not hold bytes
-// until 16 have come (Config.NewLayer, LAYER.md): a client whose first
-// segment is shorter is asked with what it carried, and a server that
-// speaks first (its client's first bytes were not captured) gets no Layer.
-func (h *half) input(data []byte, off int64, pkt int, ts time.Time) {
-	c := h.c
-	if nl := h.cfg().NewLayer; nl != nil && c.decided && !c.layerAsked {
-		c.layerAsked = true
-		var first []byte
-		if h.fromClient && off == 0 {
-			first = data
-		}
-		if l := nl(c.clientFlow(), first); l != nil {
-			c.lay = &layered{c: c, l: l}
-		}
-	}
-	if c.lay != nil {
-		c.lay.l.Feed(h.fromClient, off, data, pkt, ts, c.lay)
-		return
-	}
-	h.frame(data, off, pkt, ts)
+// preItem is a piece of a held ordered stream: bytes, or a gap when data is
+// nil (whose Gap event was reported when it came).
+type preItem struct {
+	seq    uint64 // delivery order across both directions
+	off, n int64
+	data   []byte
+	pkt    int
+	ts     time.Time
 }
 
-// probeLayer implements DetectPorts for layered connections: h's first
-// bytes, accepted by NewLayer, make h the client.
-func (h *half) probeLayer(data []byte, off int64, pkt int, ts time.Time) bool {
-	nl := h.cfg().NewLayer
-	if nl == nil || off != 0 || h.c.layerAsked {
-		return false
-	}
-	f := h.flow()
-	f.FromClient = true
-	f.Conn.Client, f.Conn.Server = f.Src, f.Dst
-	l := nl(f, data)
-	if l == nil {
-		return false
-	}
-	h.c.layerAsked, h.c.lay = true, &layered{c: h.c, l: l}
-	h.decideClient(ts)
-	h.input(data, off, pkt, ts)
-	return true
-}
-
-func (c *conn) clientFlow() Flow {
-	return Flow{Conn: c.key, ConnID: c.key.ID, FromClient: true, Src: c.key.Client, Dst: c.key.Server}
-}
-
-// dir returns the half of the connection going the given way, nil when it
-// has sent nothing (c.h may not be in client, server order yet; see swap).
-func (lo *layered) dir(fromClient bool) *half {
-	for _, h := range lo.c.h {
-		if h != nil && h.fromClient == fromClient {
-			return h
-		}
-	}
-	return nil
-}
-
-func (lo *layered) Data(fromClient bool, off int64, data []byte, pkt int, ts time.Time) {
-	h := lo.dir(fromClient)
-	if h == nil || h.closed {
-		return
-	}
-	lo.out[outIndex(fromClient)] = off + int64(len(data))
-	h.frame(data, off, pkt, ts)
-}
-
-func (lo *layered) Gap(fromClient bool, off, n int64, ts time.Time) {
-	if h := lo.dir(fromClient); h != nil && !h.closed {
-		if n > 0 {
-			lo.out[outIndex(fromClient)] = off + n
-		}
-		h.framerGap(off, n, ts, false)
-	}
-}
-
-func (lo *layered) Event(fromClient bool, ts time.Time, v any) {
-	if !lo.c.decided {
-		return
-	}
-	f := lo.c.clientFlow()
-	if !fromClient {
-		f.FromClient, f.Src, f.Dst = false, f.Dst, f.Src
-	}
-	lo.c.p.emit(&LayerEvent{Flow: f, Time: ts, Value: v})
-}
-
-func outIndex(fromClient bool) int {
+func dir(fromClient bool) int {
 	if fromClient {
 		return 0
 	}
 	return 1
 }
 
-// layerGap reports lost TCP bytes of a layered direction and tells the
-// Layer; the framer hears of it only through the Layer's output.
-func (h *half) layerGap(off, n int64, ts time.Time) {
-	p := h.c.p
-	p.stats.Gaps++
-	p.stats.GapBytes += n
-	h.emit(&Gap{Flow: h.flow(), StreamOffset: off, Length: n, Time: ts})
-	h.c.lay.l.Gap(h.fromClient, off, n, ts, h.c.lay)
-}
+// layerOut is the LayerOutput of a connection: it feeds the framers.
+type layerOut struct{ c *conn }
 
-// endLayer ends a layered connection: the held TCP bytes of both directions
-// go to the Layer first, then End, and only then do the framers finish.
-func (c *conn) endLayer(reason string, ts time.Time) {
-	lo := c.lay
-	if lo == nil || lo.ended {
-		return
-	}
-	for _, h := range c.h {
-		if h != nil && h.started && !h.closed {
-			h.flushHeld(ts)
+// half is the open direction of o's connection, nil when it is closed or
+// never sent a packet.
+func (o layerOut) half(fromClient bool) *half {
+	for _, h := range o.c.h {
+		if h != nil && h.fromClient == fromClient && !h.closed {
+			return h
 		}
 	}
-	lo.ended = true
-	lo.l.End(reason, ts, lo)
+	return nil
 }
 
-// outEnd is where a direction's framer input ends: its TCP stream, or the
-// Layer's output.
-func (h *half) outEnd() int64 {
-	if h.c.lay != nil {
-		return h.c.lay.out[outIndex(h.fromClient)]
+func (o layerOut) Data(fromClient bool, off int64, data []byte, pkt int, ts time.Time) {
+	if h := o.half(fromClient); h != nil && len(data) > 0 {
+		h.frame(data, off, pkt, ts)
 	}
-	return h.nextOff
+}
+
+func (o layerOut) Gap(fromClient bool, off, n int64, ts time.Time) {
+	if h := o.half(fromClient); h != nil {
+		h.frameGap(off, n, ts, false)
+	}
+}
+
+func (o layerOut) Event(fromClient bool, ts time.Time, v any) {
+	c := o.c
+	if !c.decided {
+		return
+	}
+	f := Flow{Conn: c.key, ConnID: c.key.ID, FromClient: fromClient, Src: c.key.Client, Dst: c.key.Server}
+	if !fromClient {
+		f.Src, f.Dst = f.Dst, f.Src
+	}
+	c.p.emit(&LayerEvent{Flow: f, Time: ts, Value: v})
+}
+
+// layerData takes in-order bytes of a layered connection: held until
+// NewLayer answers, then fed to the Layer.
+func (h *half) layerData(data []byte, off int64, pkt int, ts time.Time) {
+	c := h.c
+	cl := c.p.layers[c]
+	if cl.l != nil {
+		cl.l.Feed(h.fromClient, off, data, pkt, ts, layerOut{c})
+		return
+	}
+	d := dir(h.fromClient)
+	// Past the cap NewLayer is asked at once, unless these bytes are the
+	// client's first ones it must see.
+	if cl.preBytes[d]+len(data) > layerHold && !(h.fromClient && !cl.cut && cl.first < layerFirst) {
+		c.p.askLayer(c, ts)
+		h.stream(data, off, pkt, ts)
+		return
+	}
+	c.p.preSeq++
+	cl.pre[d] = append(cl.pre[d], preItem{seq: c.p.preSeq, off: off, n: int64(len(data)), data: slices.Clone(data), pkt: pkt, ts: ts})
+	cl.preBytes[d] += len(data)
+	if h.fromClient && !cl.cut {
+		cl.first += len(data)
+		if cl.first >= layerFirst {
+			c.p.askLayer(c, ts)
+		}
+	}
+}
+
+// layerGap takes a gap of a layered connection's TCP stream.
+func (h *half) layerGap(off, n int64, ts time.Time) {
+	c := h.c
+	cl := c.p.layers[c]
+	if cl.l != nil {
+		cl.l.Gap(h.fromClient, off, n, ts, layerOut{c})
+		return
+	}
+	d := dir(h.fromClient)
+	c.p.preSeq++
+	cl.pre[d] = append(cl.pre[d], preItem{seq: c.p.preSeq, off: off, n: n, ts: ts})
+	if h.fromClient {
+		// The client's first bytes end here: NewLayer gets what came.
+		cl.cut = true
+		c.p.askLayer(c, ts)
+	}
+}
+
+// layerFinish is called when a direction of a layered connection ends: if
+// NewLayer has not been asked yet, it is asked with what came.
+func (p *Pipeline) layerFinish(c *conn, ts time.Time) {
+	if cl := p.layers[c]; cl != nil && cl.l == nil {
+		p.askLayer(c, ts)
+	}
+}
+
+// layerEnd tells the connection's Layer, if it has one, that it ended.
+func (p *Pipeline) layerEnd(c *conn, reason string, ts time.Time) {
+	for _, h := range c.h {
+		if h != nil {
+			h.flushOrder(ts)
+		}
+	}
+	if c.layered {
+		p.layerFinish(c, ts)
+	}
+	if cl := p.layers[c]; c.layered && cl != nil && cl.l != nil {
+		cl.l.End(reason, ts, layerOut{c})
+	}
+}
+
+// askLayer asks NewLayer for c's Layer and feeds what was held to it, or to
+// the framers when there is none. A Layer for a connection DetectPorts was
+// still probing makes it followed.
+func (p *Pipeline) askLayer(c *conn, ts time.Time) {
+	cl := p.layers[c]
+	var first []byte
+	for _, it := range cl.pre[0] {
+		if it.data == nil {
+			break
+		}
+		first = append(first, it.data...)
+	}
+	f := Flow{Conn: c.key, ConnID: c.key.ID, FromClient: true, Src: c.key.Client, Dst: c.key.Server}
+	l := p.cfg.NewLayer(f, first)
+	if l != nil {
+		cl.l = l
+		if !c.decided {
+			c.decided = true
+			p.detectedServer(c, ts)
+		}
+	} else {
+		c.layered = false
+	}
+	// The directions are found before feeding: a DetectPorts probe on the
+	// plain bytes may turn their roles round.
+	var hs [2]*half
+	for _, h := range c.h {
+		if h != nil {
+			hs[dir(h.fromClient)] = h
+		}
+	}
+	// What was held goes out in the order it came, across both directions,
+	// as it would have without the hold; what a direction still holds counts
+	// as unreleased meanwhile, so a response replayed before its request
+	// waits for it.
+	for {
+		d := -1
+		for i := range cl.pre {
+			if len(cl.pre[i]) > 0 && (d < 0 || cl.pre[i][0].seq < cl.pre[d][0].seq) {
+				d = i
+			}
+		}
+		if d < 0 {
+			break
+		}
+		it := cl.pre[d][0]
+		cl.pre[d] = cl.pre[d][1:]
+		cl.preBytes[d] -= len(it.data)
+		h := hs[d]
+		switch {
+		case h == nil || h.closed:
+		case it.data != nil:
+			h.stream(it.data, it.off, it.pkt, it.ts)
+		case l != nil:
+			l.Gap(h.fromClient, it.off, it.n, it.ts, layerOut{c})
+		default:
+			h.frameGap(it.off, it.n, it.ts, false)
+		}
+	}
+	cl.pre, cl.preBytes = [2][]preItem{}, [2]int{}
+	if l == nil {
+		delete(p.layers, c)
+	}
+}
+
+// layerHeld reports whether h's direction holds bytes NewLayer has not
+// been asked about yet.
+func (h *half) layerHeld() bool {
+	cl := h.c.p.layers[h.c]
+	return cl != nil && len(cl.pre[dir(h.fromClient)]) > 0
 }

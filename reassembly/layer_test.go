@@ -2,163 +2,203 @@ package reassembly
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 )
 
-// helloLayer is a Layer for tests: the client's first 16 bytes (starting
-// "HELO") are its handshake, dropped; everything else passes unchanged, so
-// the client's output offsets are its TCP offsets minus 16. It reports
-// what it is told as LayerEvent strings.
-type helloLayer struct{ fed []string }
-
-const helloLen = 16
-
-func hello() []byte { return append([]byte("HELO"), make([]byte, helloLen-4)...) }
-
-func newHelloLayer(f Flow, first []byte) Layer {
-	if !bytes.HasPrefix(first, []byte("HELO")) {
-		return nil
-	}
-	return &helloLayer{}
+// recLayer is a toy Layer: each direction is a sequence of records, a
+// 5-byte header (0x17, 3, 3, int16 length) and a payload; its output is the
+// payloads. It reports the first bytes of each direction and the end as
+// events, and gives its output the packet number it was fed plus 100, so
+// that a test sees which numbers frames take. After a gap it loses the
+// record being read and expects the next bytes to start a record.
+type recLayer struct {
+	buf    [2][]byte
+	outOff [2]int64
+	seen   [2]bool
 }
 
-func (l *helloLayer) Feed(fromClient bool, off int64, data []byte, pkt int, ts time.Time, out LayerOutput) {
-	if fromClient {
-		if off < helloLen {
-			cut := min(int64(len(data)), helloLen-off)
-			data, off = data[cut:], off+cut
+func record(payload []byte) []byte {
+	return append([]byte{0x17, 3, 3, byte(len(payload) >> 8), byte(len(payload))}, payload...)
+}
+
+func (l *recLayer) Feed(fromClient bool, off int64, data []byte, pkt int, ts time.Time, out LayerOutput) {
+	d := dir(fromClient)
+	if !l.seen[d] {
+		l.seen[d] = true
+		out.Event(fromClient, ts, fmt.Sprintf("first at %d", off))
+	}
+	l.buf[d] = append(l.buf[d], data...)
+	for len(l.buf[d]) >= 5 {
+		n := int(binary.BigEndian.Uint16(l.buf[d][3:]))
+		if len(l.buf[d]) < 5+n {
+			break
 		}
-		off -= helloLen
-	}
-	if len(data) > 0 {
-		out.Data(fromClient, off, data, pkt, ts)
+		out.Data(fromClient, l.outOff[d], l.buf[d][5:5+n], pkt+100, ts)
+		l.outOff[d] += int64(n)
+		l.buf[d] = l.buf[d][5+n:]
 	}
 }
 
-func (l *helloLayer) Gap(fromClient bool, off, n int64, ts time.Time, out LayerOutput) {
-	if fromClient {
-		off -= helloLen
-	}
-	out.Event(fromClient, ts, fmt.Sprintf("gap at %d", off))
-	out.Gap(fromClient, off, n, ts)
+func (l *recLayer) Gap(fromClient bool, off, n int64, ts time.Time, out LayerOutput) {
+	d := dir(fromClient)
+	l.buf[d] = nil
+	out.Gap(fromClient, l.outOff[d], -1, ts)
 }
 
-func (l *helloLayer) End(reason string, ts time.Time, out LayerOutput) {
+func (l *recLayer) End(reason string, ts time.Time, out LayerOutput) {
 	out.Event(true, ts, "end: "+reason)
 }
 
-func layerLines(r *recorder) []string {
-	var out []string
-	for _, e := range r.events {
-		switch e := e.(type) {
-		case *LayerEvent:
-			out = append(out, fmt.Sprintf("layer c%d fromClient=%v %v", e.ConnID, e.FromClient, e.Value))
-		case *Frame:
-			out = append(out, fmt.Sprintf("frame fromClient=%v off=%d size=%d pk=%v", e.FromClient, e.StreamOffset, e.Size, e.Packets))
-		case *Gap:
-			out = append(out, fmt.Sprintf("gap fromClient=%v off=%d len=%d", e.FromClient, e.StreamOffset, e.Length))
-		case *Unparseable:
-			out = append(out, fmt.Sprintf("unparseable fromClient=%v off=%d len=%d", e.FromClient, e.StreamOffset, e.Length))
-		case *Incomplete:
-			out = append(out, fmt.Sprintf("incomplete fromClient=%v off=%d %s", e.FromClient, e.StreamOffset, e.Reason))
-		case *PortDetected:
-			out = append(out, "port "+e.Server.String())
-		case *ConnEnd:
-			out = append(out, "end")
-		}
-	}
-	return out
-}
-
-func wantLayerLines(t *testing.T, r *recorder, want ...string) {
-	t.Helper()
-	if got := strings.Join(layerLines(r), "\n"); got != strings.Join(want, "\n") {
-		t.Errorf("events:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
-	}
-}
-
-func TestLayerFramesItsOutput(t *testing.T) {
-	req1, req2 := kreq(30, 3, 1, "c", 40), kreq(30, 3, 2, "c", 40)
-	v := opened(t)
-	v.send(true, cat(hello(), req1[:10])) // 4
-	v.send(true, req1[10:])               // 5
-	v.send(false, kresp(1, 20))           // 6
-	v.send(true, req2)                    // 7
-	v.fin(true)
-	v.fin(false)
+// layerConfig is testConfig with recLayer on connections whose client
+// starts with a record header; asked records what NewLayer was given.
+func layerConfig(asked *[]string) Config {
 	cfg := testConfig()
-	cfg.NewLayer = newHelloLayer
-	r := run(t, cfg, v.pkts, nil)
-	wantLayerLines(t, r,
-		fmt.Sprintf("frame fromClient=true off=0 size=%d pk=[4 5]", len(req1)),
-		"frame fromClient=false off=0 size=28 pk=[6]",
-		fmt.Sprintf("frame fromClient=true off=%d size=%d pk=[7]", len(req1), len(req2)),
-		"layer c1 fromClient=true end: connection closed",
-		"end")
-	wantFrames(t, r, req1, kresp(1, 20), req2)
-}
-
-func TestLayerGapResynchronisesTheFramer(t *testing.T) {
-	req1, req2, req3 := kreq(30, 3, 1, "c", 40), kreq(30, 3, 2, "c", 40), kreq(30, 3, 3, "c", 40)
-	v := opened(t)
-	v.send(true, cat(hello(), req1)) // 4
-	v.send(true, req2[:20])          // 5: lost
-	v.send(true, req2[20:])          // 6
-	v.send(true, req3)               // 7, fed as 6
-	cfg := testConfig()
-	cfg.NewLayer = newHelloLayer
-	pk := v.pkts
-	r := run(t, cfg, append(pk[:4:4], pk[5:]...), nil)
-	tcpGap := int64(helloLen + len(req1))
-	wantLayerLines(t, r,
-		fmt.Sprintf("frame fromClient=true off=0 size=%d pk=[4]", len(req1)),
-		fmt.Sprintf("gap fromClient=true off=%d len=20", tcpGap),
-		fmt.Sprintf("layer c1 fromClient=true gap at %d", len(req1)),
-		fmt.Sprintf("unparseable fromClient=true off=%d len=%d", len(req1)+20, len(req2)-20),
-		fmt.Sprintf("frame fromClient=true off=%d size=%d pk=[6]", len(req1)+len(req2), len(req3)), // renumbered
-		"layer c1 fromClient=true end: end of capture",
-		"end")
-}
-
-func TestLayerNilFramesPlainBytes(t *testing.T) {
-	req := kreq(30, 3, 1, "c", 40)
-	v := opened(t)
-	v.send(true, req)
-	cfg := testConfig()
-	asked := 0
 	cfg.NewLayer = func(f Flow, first []byte) Layer {
-		asked++
-		if f.Src != cli || f.Dst != srv || !f.FromClient || !bytes.Equal(first, req) {
-			t.Errorf("NewLayer(%+v, % x)", f, first)
+		*asked = append(*asked, fmt.Sprintf("c%d %s>%s client=%v % x", f.ConnID, f.Src, f.Dst, f.FromClient, first))
+		if len(first) < 3 || !bytes.Equal(first[:3], []byte{0x17, 3, 3}) {
+			return nil
 		}
-		return nil
+		return new(recLayer)
 	}
-	r := run(t, cfg, v.pkts, nil)
-	wantLayerLines(t, r, fmt.Sprintf("frame fromClient=true off=0 size=%d pk=[4]", len(req)), "end")
-	if asked != 1 {
-		t.Errorf("NewLayer asked %d times, want once", asked)
+	return cfg
+}
+
+func wantAsked(t *testing.T, asked []string, want ...string) {
+	t.Helper()
+	if fmt.Sprint(asked) != fmt.Sprint(want) {
+		t.Errorf("NewLayer asked:\n%q\nwant:\n%q", asked, want)
 	}
 }
 
-func TestLayerDetectsItsConnections(t *testing.T) {
-	req := kreq(30, 3, 1, "c", 40)
-	c, s := netip.MustParseAddrPort("192.0.2.10:50000"), netip.MustParseAddrPort("192.0.2.1:7777")
-	v := newConv(t, c, s, 1000, 5000)
+func TestLayerOutputIsFramed(t *testing.T) {
+	v := opened(t)
+	req := kreq(30, 3, 7, "adm", 20) // 37 bytes
+	rec1, rec2 := record(req[:20]), record(req[20:])
+	v.send(true, rec1) // 4: 25 bytes, enough for NewLayer
+	v.send(true, rec2) // 5
+	resp := kresp(7, 10)
+	v.send(false, record(resp)) // 6
+	req2 := kreq(31, 3, 8, "adm", 3)
+	v.send(true, cat(record(req2[:2]), record(req2[2:]))) // 7: two records, one packet
+	var asked []string
+	r, _ := runWith(t, layerConfig(&asked), v.pkts, nil, true)
+	wantAsked(t, asked, fmt.Sprintf("c1 %s>%s client=true % x", cli, srv, rec1))
+	// Offsets count the layer's output; packet numbers are those the layer
+	// gave with its output; the record headers are never Unparseable.
+	wantLines(t, r,
+		"4: layer c1> 10.0.0.1:40000>10.0.0.2:9092 first at 0",
+		"5: frame c1> off=0 size=37 pk=[104 105]",
+		"6: layer c1< 10.0.0.2:9092>10.0.0.1:40000 first at 0",
+		"6: frame c1< off=0 size=18 pk=[106]",
+		"7: frame c1> off=37 size=20 pk=[107]",
+		"close: layer c1> 10.0.0.1:40000>10.0.0.2:9092 end: end of capture",
+		"close: "+endC1,
+	)
+	wantFrames(t, r, req, resp, req2)
+}
+
+func TestLayerGapResyncsTheFramer(t *testing.T) {
+	v := opened(t)
+	req := kreq(30, 3, 7, "adm", 20) // 37 bytes
+	req2 := kreq(31, 3, 8, "adm", 3) // 20 bytes
+	rec1, rec2 := record(req[:20]), record(req[20:])
+	v.send(true, rec1)          // 4
+	v.cseq += uint32(len(rec2)) // never captured
+	v.send(true, record(req2))  // 5: held out of order
+	var asked []string
+	r, _ := runWith(t, layerConfig(&asked), v.pkts, nil, true)
+	wantAsked(t, asked, fmt.Sprintf("c1 %s>%s client=true % x", cli, srv, rec1))
+	// The TCP gap is reported in TCP offsets; the layer's gap makes the
+	// framer give up the cut frame and find the next one in its output.
+	wantLines(t, r,
+		"4: layer c1> 10.0.0.1:40000>10.0.0.2:9092 first at 0",
+		"close: gap c1> off=25 len=22",
+		"close: incomplete c1> off=0 have=20 want=37 gap",
+		"close: frame c1> off=20 size=20 pk=[105]",
+		"close: layer c1> 10.0.0.1:40000>10.0.0.2:9092 end: end of capture",
+		"close: "+endC1,
+	)
+	wantFrames(t, r, req2)
+}
+
+func TestLayerDeclinedFramesPlainBytes(t *testing.T) {
+	v := opened(t)
+	req, resp := kreq(30, 3, 7, "adm", 20), kresp(7, 10)
+	v.send(true, req[:10]) // 4: too few bytes to ask
+	v.send(false, resp)    // 5: held until NewLayer answers
+	v.send(true, req[10:]) // 6
+	var asked []string
+	r, _ := runWith(t, layerConfig(&asked), v.pkts, nil, true)
+	wantAsked(t, asked, fmt.Sprintf("c1 %s>%s client=true % x", cli, srv, req))
+	// Held bytes go out in the order they came, as without the hold: the
+	// response was whole before the request's end came.
+	wantLines(t, r,
+		"6: frame c1< off=0 size=18 pk=[5]",
+		"6: frame c1> off=0 size=37 pk=[4 6]",
+		"close: "+endC1,
+	)
+	wantFrames(t, r, resp, req)
+}
+
+func TestLayerAskedWithFewerBytesAtTheEnd(t *testing.T) {
+	v := opened(t)
+	v.send(true, []byte{0x17, 3, 3, 0}) // 4: the client sends 4 bytes only
+	v.fin(true)                         // 5
+	var asked []string
+	r, _ := runWith(t, layerConfig(&asked), v.pkts, nil, true)
+	wantAsked(t, asked, fmt.Sprintf("c1 %s>%s client=true 17 03 03 00", cli, srv))
+	// The layer holds an unfinished record: no frame, no Unparseable.
+	wantLines(t, r,
+		"5: layer c1> 10.0.0.1:40000>10.0.0.2:9092 first at 0",
+		"close: layer c1> 10.0.0.1:40000>10.0.0.2:9092 end: end of capture",
+		"close: "+endC1,
+	)
+}
+
+func TestLayerDetectsPorts(t *testing.T) {
+	other := netip.MustParseAddrPort("10.0.0.2:7000")
+	v := newConv(t, cli, other, 1000, 5000)
 	v.handshake()
-	v.send(true, cat(hello(), req)) // 4
-	v.send(false, kresp(1, 20))     // 5
-	cfg := testConfig()
+	req := kreq(30, 3, 7, "adm", 20)
+	v.send(true, record(req))          // 4
+	v.send(false, record(kresp(7, 2))) // 5
+	v2 := newConv(t, netip.MustParseAddrPort("10.0.0.3:40000"), netip.MustParseAddrPort("10.0.0.4:7001"), 1, 1)
+	v2.handshake()
+	v2.send(true, []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")) // not a record, not Kafka
+	cfg := layerConfig(new([]string))
 	cfg.DetectPorts = true
-	cfg.NewLayer = newHelloLayer
-	r := run(t, cfg, v.pkts, nil)
-	wantLayerLines(t, r,
-		"port 192.0.2.1:7777",
-		fmt.Sprintf("frame fromClient=true off=0 size=%d pk=[4]", len(req)),
-		"frame fromClient=false off=0 size=28 pk=[5]",
-		"layer c1 fromClient=true end: end of capture",
-		"end")
+	r, _ := runWith(t, cfg, append(v.pkts, v2.pkts...), nil, true)
+	wantLines(t, r,
+		"4: port 10.0.0.2:7000",
+		"4: layer c1> 10.0.0.1:40000>10.0.0.2:7000 first at 0",
+		"4: frame c1> off=0 size=37 pk=[104]",
+		"5: layer c1< 10.0.0.2:7000>10.0.0.1:40000 first at 0",
+		"5: frame c1< off=0 size=10 pk=[105]",
+		"close: layer c1> 10.0.0.1:40000>10.0.0.2:7000 end: end of capture",
+		"close: "+endLine(1, cli, other, false),
+	)
+}
+
+func TestLayerHoldIsCapped(t *testing.T) {
+	v := opened(t)
+	req := kreq(30, 3, 7, "adm", 20)
+	v.send(true, req[:10]) // 4: too few bytes to ask
+	resp := kresp(7, 1392) // 1400 bytes
+	for range 47 {         // 5-51: past 64 KiB at the 47th
+		v.send(false, resp)
+	}
+	v.send(true, req[10:]) // 52
+	var asked []string
+	r, _ := runWith(t, layerConfig(&asked), v.pkts, nil, true)
+	wantAsked(t, asked, fmt.Sprintf("c1 %s>%s client=true % x", cli, srv, req[:10]))
+	var want []string
+	for i := range 47 {
+		want = append(want, fmt.Sprintf("51: frame c1< off=%d size=1400 pk=[%d]", i*1400, 5+i))
+	}
+	want = append(want, "52: frame c1> off=0 size=37 pk=[4 52]", "close: "+endC1)
+	wantLines(t, r, want...)
 }

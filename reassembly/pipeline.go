@@ -23,14 +23,10 @@ const (
 // Framing constants; see the package documentation.
 const (
 	// HeadLen is how many bytes after the size prefix WantBody and
-	// PlausibleRequest see (fewer when the frame is shorter).
+	// FrameRules.PlausibleRequest see (fewer when the frame is shorter).
 	HeadLen = 64
-	// MinRequestSize and MinResponseSize bound the size prefix while
-	// re-synchronising: api key, version and correlation ID; correlation ID.
-	MinRequestSize  = 8
-	MinResponseSize = 4
-	// RecentRequests is how many request correlation IDs a connection
-	// remembers for re-synchronising its responses.
+	// RecentRequests is how many request keys (FrameRules.RequestKey) a
+	// connection remembers for re-synchronising its responses.
 	RecentRequests = 64
 	// MaxFramePackets caps Frame.Packets so 1-byte segments cannot make the
 	// list outgrow the frame.
@@ -45,7 +41,8 @@ type Config struct {
 	// BrokerPorts says which side of a connection is the broker.
 	BrokerPorts PortSet
 	// DetectPorts also follows connections on other ports: the side whose
-	// segment starts with a plausible request is the client.
+	// segment starts with a plausible request is the client (or, with
+	// NewLayer, a connection whose client bytes NewLayer accepts).
 	DetectPorts bool
 	// MaxFrame: a size prefix above it is corruption, never an allocation.
 	MaxFrame int
@@ -53,12 +50,18 @@ type Config struct {
 	// and out-of-order segments, per connection (both directions together)
 	// and overall.
 	MaxConnBuffer, MaxTotalBuffer int
-	// PlausibleRequest is given the 4-byte size prefix followed by the first
-	// min(size, HeadLen) bytes of a candidate client→broker frame (fewer, at
-	// least 10 after the prefix, when a gap or the end of the stream cuts it
-	// before) and says whether it looks like a Kafka request header. Used only while
-	// re-synchronising and for DetectPorts. Nil accepts every candidate.
-	PlausibleRequest func(frame []byte) bool
+	// Framing holds what the framer knows of the protocol: how a frame's
+	// size prefix reads, how small a frame can be, what a request's head
+	// looks like and how a response names its request. It must be set.
+	Framing FrameRules
+	// NewLayer is asked, once per connection, for a Layer to put between TCP
+	// ordering and framing. first holds the first captured in-order bytes of
+	// the client direction (at least 16 bytes, or fewer when the direction
+	// ends sooner); the connection's flow is f (client to broker). It returns
+	// nil to frame the plain bytes. With DetectPorts, a connection on an unknown
+	// port whose client starts with bytes NewLayer accepts is followed too (its
+	// side is decided by who sent the SYN-ACK, or by who sent the first bytes).
+	NewLayer func(f Flow, first []byte) Layer
 	// WantBody is given the flow and the first min(size, HeadLen) bytes
 	// after the prefix of a frame longer than that, and says whether to
 	// buffer the whole frame. When false the frame is emitted Truncated with
@@ -78,14 +81,6 @@ type Config struct {
 	// ReorderWait, so that their late packets are not taken for new
 	// connections) are forgotten first, silently.
 	MaxConns int
-	// NewLayer is asked, once per connection, for a Layer to put between TCP
-	// ordering and framing. first holds the first captured in-order bytes of
-	// the client direction (at least 16 bytes, or fewer when the direction
-	// ends sooner); the connection's flow is f (client to broker). It returns
-	// nil to frame the plain bytes. With DetectPorts, a connection on an unknown
-	// port whose client starts with bytes NewLayer accepts is followed too (its
-	// side is decided by who sent the SYN-ACK, or by who sent the first bytes).
-	NewLayer func(f Flow, first []byte) Layer
 }
 
 // Stats counts what the Pipeline saw.
@@ -130,6 +125,15 @@ type tuple struct{ src, dst netip.AddrPort }
 type Pipeline struct {
 	cfg  Config
 	emit func(Event)
+	// What the framer reads of Config.Framing once: the prefix length and
+	// the size bounds (minSize in sync, the others while re-synchronising).
+	prefix                           int
+	minSize, minRequest, minResponse int64
+	minSynced                        [2]int64 // by dir: client, server
+	// layers holds the Layer state of connections while NewLayer is
+	// awaited and once it gave one (conn.layered); see layer.go.
+	layers map[*conn]*connLayer
+	preSeq uint64 // numbers what layers hold, in delivery order
 
 	conns    connTable
 	last     tuple // one-entry cache: consecutive packets mostly share a flow
@@ -186,11 +190,20 @@ func NewPipeline(cfg Config, emit func(Event)) *Pipeline {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
 	}
+	if cfg.Framing == nil {
+		panic("reassembly: Config.Framing is nil")
+	}
+	minReq, minResp := cfg.Framing.MinSize(true), cfg.Framing.MinSize(false)
 	return &Pipeline{
-		cfg:      cfg,
-		emit:     emit,
-		detected: make(map[netip.AddrPort]bool),
-		loc:      time.UTC,
+		cfg:         cfg,
+		emit:        emit,
+		prefix:      cfg.Framing.PrefixLen(),
+		minSize:     min(minReq, minResp),
+		minSynced:   [2]int64{cfg.Framing.MinSyncedSize(true), cfg.Framing.MinSyncedSize(false)},
+		minRequest:  minReq,
+		minResponse: minResp,
+		detected:    make(map[netip.AddrPort]bool),
+		loc:         time.UTC,
 	}
 }
 
@@ -340,6 +353,13 @@ func (p *Pipeline) newConn(t tuple, s *segment, ts time.Time) *conn {
 		c = new(conn)
 	}
 	*c = conn{p: p, key: ConnKey{Client: client, Server: server, ID: p.nextID}, decided: decided, lastSeen: p.now.UnixNano()}
+	if p.cfg.NewLayer != nil {
+		c.layered = true
+		if p.layers == nil {
+			p.layers = make(map[*conn]*connLayer)
+		}
+		p.layers[c] = new(connLayer)
+	}
 	p.conns.put(c)
 	p.active.pushBack(c)
 	if decided {
@@ -364,6 +384,10 @@ func (p *Pipeline) removeConn(c *conn) {
 			h.release()
 		}
 	}
+	if c.layered {
+		delete(p.layers, c)
+		c.layered = false
+	}
 }
 
 // endConn finishes both directions and reports ConnEnd once.
@@ -376,11 +400,17 @@ func (p *Pipeline) endConn(c *conn, reason string, ts time.Time, reset bool) {
 	c.lastSeen = p.now.UnixNano()
 	p.ended.pushBack(c)
 	p.waits.remove(c)
-	c.endLayer(reason, ts)
+	if c.layered {
+		p.layerEnd(c, reason, ts)
+	}
 	for _, h := range c.h {
 		if h != nil {
 			h.finish(reason, ts)
 		}
+	}
+	if c.layered {
+		delete(p.layers, c)
+		c.layered = false
 	}
 	if c.decided {
 		p.emit(&ConnEnd{Conn: c.key, ConnID: c.key.ID, Time: ts, Reset: reset})
@@ -411,10 +441,9 @@ type conn struct {
 	lastSeen   int64    // capture time of the last packet, or of the end once ended
 	heapIdx    int32    // 1-based position in Pipeline.waits, 0 when not there
 	decided    bool     // roles known; false while DetectPorts probes
+	layered    bool     // NewLayer not asked yet, or gave a Layer; see layer.go
 	swap       bool     // roles found reversed; see swapRoles
 	ended      bool
-	layerAsked bool     // Config.NewLayer was asked; lay is its answer
-	lay        *layered // see layer.go
 }
 
 // half returns the direction sent by src, allocating it on first use.

@@ -196,3 +196,22 @@ func TestDetectPorts(t *testing.T) {
 		"end c1 10.0.0.1:40000>10.0.0.9:7777 reset=false",
 	)
 }
+
+// A broker may send an empty frame where a frame starts (the empty SASL
+// token after SaslHandshake v0): it is a frame of its own, not corruption.
+// A client's empty frame stays corruption, and so does one found while
+// re-synchronising.
+func TestEmptyBrokerFrameInSync(t *testing.T) {
+	v := opened(t)
+	q, a := kreq(17, 0, 1, "c", 6), kresp(1, 4)
+	v.send(true, q)
+	v.send(false, cat([]byte{0, 0, 0, 0}, a))
+	v.send(true, []byte{0, 0, 0, 0})
+	expect(t, v,
+		"frame c1> off=0 size="+itoa(len(q))+" pk=[4]",
+		"frame c1< off=0 size=4 pk=[5]",
+		"frame c1< off=4 size="+itoa(len(a))+" pk=[5]",
+		"unparseable c1> off="+itoa(len(q))+" len=4",
+		endC1,
+	)
+}

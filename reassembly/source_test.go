@@ -142,23 +142,36 @@ func FuzzPipeline(f *testing.F) {
 		f.Add(p.data, uint8(1))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, link uint8) {
-		p := NewPipeline(Config{BrokerPorts: testConfig().BrokerPorts, DetectPorts: link&0x80 != 0, PlausibleRequest: plausible,
-			MaxFrame: 1 << 16, MaxConnBuffer: 1 << 12, MaxTotalBuffer: 1 << 14, MaxConns: 2}, func(Event) {})
-		// Feed the input as one packet and as a series of packets cut from
-		// it, seconds apart so that the timeouts run too; the buffer
-		// accounting must hold throughout and end at zero.
-		p.Packet(data, gopacket.CaptureInfo{Timestamp: t0}, layers.LinkType(link&0x7f))
-		for i := 0; i+2 < len(data); i += int(data[i]%61) + 1 {
-			ts := t0.Add(time.Duration(i) * time.Second)
-			p.Packet(data[i:], gopacket.CaptureInfo{Timestamp: ts}, layers.LinkType(data[i+1]))
-			checkBuffers(t, p)
-		}
-		p.Close()
-		if p.buffered != 0 {
-			t.Fatalf("%d bytes buffered after Close", p.buffered)
-		}
-		if p.conns.len() != 0 || p.active.n != 0 || p.ended.n != 0 || len(p.waits) != 0 {
-			t.Fatalf("after Close: %d connections, lists %d+%d, %d waiting", p.conns.len(), p.active.n, p.ended.n, len(p.waits))
+		// Each input runs plain and with a Layer (recLayer, on connections
+		// whose client's first byte is odd).
+		for _, layered := range []bool{false, true} {
+			cfg := Config{BrokerPorts: testConfig().BrokerPorts, DetectPorts: link&0x80 != 0, Framing: testRules{},
+				MaxFrame: 1 << 16, MaxConnBuffer: 1 << 12, MaxTotalBuffer: 1 << 14, MaxConns: 2}
+			if layered {
+				cfg.NewLayer = func(_ Flow, first []byte) Layer {
+					if len(first) > 0 && first[0]&1 == 1 {
+						return new(recLayer)
+					}
+					return nil
+				}
+			}
+			p := NewPipeline(cfg, func(Event) {})
+			// Feed the input as one packet and as a series of packets cut from
+			// it, seconds apart so that the timeouts run too; the buffer
+			// accounting must hold throughout and end at zero.
+			p.Packet(data, gopacket.CaptureInfo{Timestamp: t0}, layers.LinkType(link&0x7f))
+			for i := 0; i+2 < len(data); i += int(data[i]%61) + 1 {
+				ts := t0.Add(time.Duration(i) * time.Second)
+				p.Packet(data[i:], gopacket.CaptureInfo{Timestamp: ts}, layers.LinkType(data[i+1]))
+				checkBuffers(t, p)
+			}
+			p.Close()
+			if p.buffered != 0 {
+				t.Fatalf("%d bytes buffered after Close", p.buffered)
+			}
+			if p.conns.len() != 0 || p.active.n != 0 || p.ended.n != 0 || len(p.waits) != 0 || len(p.layers) != 0 {
+				t.Fatalf("after Close: %d connections, lists %d+%d, %d waiting, %d layered", p.conns.len(), p.active.n, p.ended.n, len(p.waits), len(p.layers))
+			}
 		}
 	})
 }

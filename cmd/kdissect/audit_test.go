@@ -81,7 +81,15 @@ func loadAuditCase(t *testing.T, name string) (*traffic.ExpectFile, map[string]j
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := runCLI(t, "", "--json", "--port", strconv.Itoa(sc.BrokerPort), "../../testdata/pcaps/"+name+".pcap")
+	pcap := "../../testdata/pcaps/" + name + ".pcap"
+	return sc, auditMessages(t, "--port", strconv.Itoa(sc.BrokerPort), pcap), pcap
+}
+
+// auditMessages reads kdissect --json of a capture into its messages, keyed
+// by client port, correlation id and direction.
+func auditMessages(t *testing.T, args ...string) map[string]jsonMessage {
+	t.Helper()
+	out, stderr, code := runCLI(t, "", append([]string{"--json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("--json exit %d: %s", code, stderr)
 	}
@@ -100,7 +108,7 @@ func loadAuditCase(t *testing.T, name string) (*traffic.ExpectFile, map[string]j
 		}
 		msgs[fmt.Sprintf("%s/%d/%s", port[strings.LastIndexByte(port, ':')+1:], m.CorrelationID, m.Direction)] = m
 	}
-	return sc, msgs, "../../testdata/pcaps/" + name + ".pcap"
+	return msgs
 }
 
 // kafkaName is kmsg's name of an enum value, or the number where Kafka has
@@ -126,6 +134,15 @@ func patternName(p *int8) string {
 	return kafkaName(*p, kmsg.ACLResourcePatternType(*p))
 }
 
+// principalOf is the principal of the exchange's connection: the sidecar
+// names it where the capture was synthesized (mTLS has no SASL user).
+func principalOf(ex traffic.ExpectedExchange) string {
+	if ex.Principal != "" {
+		return ex.Principal
+	}
+	return "User:" + ex.User
+}
+
 // expectedRows derives the change log from the sidecar alone, by the rules
 // of issue 10, with the capture's indexes from kdissect --json.
 func expectedRows(t *testing.T, sc *traffic.ExpectFile, msgs map[string]jsonMessage) []map[string]any {
@@ -144,7 +161,7 @@ func expectedRows(t *testing.T, sc *traffic.ExpectFile, msgs map[string]jsonMess
 		clientID := req.Tree.find("RequestHeader", "client_id").Value
 		base := func() map[string]any {
 			return map[string]any{
-				"time": req.Time, "client": req.Src, "broker": req.Dst, "principal": "User:" + ex.User,
+				"time": req.Time, "client": req.Src, "broker": req.Dst, "principal": principalOf(ex),
 				"client_id": clientID, "api_version": float64(ex.Version), "correlation_id": float64(ex.CorrelationID),
 				"error_code": nil, "error_name": nil, "error_message": nil, "filter_index": nil,
 				"latency_us": float64(*resp.LatencyUs), "request_index": float64(req.Index), "response_index": float64(resp.Index),

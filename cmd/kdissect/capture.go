@@ -360,13 +360,13 @@ const memoryLimit = 900 << 20
 
 func pipelineConfig(o captureOpts, ports reassembly.PortSet, s *session) reassembly.Config {
 	return reassembly.Config{
-		BrokerPorts:      ports,
-		DetectPorts:      o.detect,
-		MaxFrame:         o.maxFrame,
-		MaxConns:         o.maxConns,
-		PlausibleRequest: func(b []byte) bool { return dissect.PlausibleRequest(b, o.maxFrame) },
-		WantBody:         s.wantBody,
-		NewLayer:         tlslayer.NewFactory(o.keys),
+		BrokerPorts: ports,
+		DetectPorts: o.detect,
+		MaxFrame:    o.maxFrame,
+		MaxConns:    o.maxConns,
+		Framing:     dissect.KafkaFraming{MaxFrame: o.maxFrame},
+		WantBody:    s.wantBody,
+		NewLayer:    tlslayer.NewFactory(o.keys),
 	}
 }
 
