@@ -33,6 +33,9 @@ type Segment struct {
 	// EthSrc, EthDst are the Ethernet addresses (zero when nil), the same
 	// in both directions: nothing reads them.
 	EthSrc, EthDst net.HardwareAddr
+	// EthPad pads Ethernet frames to the 60 bytes of a minimum frame, as
+	// a sending NIC (and gopacket's Ethernet layer) does.
+	EthPad bool
 	// NullBigEndian writes a BSD loopback header in big-endian order.
 	NullBigEndian bool
 }
@@ -41,6 +44,12 @@ type Segment struct {
 // filled in. A link type it cannot frame is a mistake in the test: it
 // panics.
 func (s Segment) Bytes() []byte {
+	f, _ := s.bytes()
+	return f
+}
+
+// bytes is Bytes and the number of padding bytes at its end.
+func (s Segment) bytes() (f []byte, pad int) {
 	ip, et := s.ipBytes()
 	var hdr []byte
 	switch s.Link {
@@ -74,7 +83,12 @@ func (s Segment) Bytes() []byte {
 	default:
 		panic(fmt.Sprintf("testkit: no link header for %v", s.Link))
 	}
-	return append(hdr, ip...)
+	f = append(hdr, ip...)
+	if s.Link == layers.LinkTypeEthernet && s.EthPad && len(f) < 60 {
+		pad = 60 - len(f)
+		f = append(f, make([]byte, pad)...)
+	}
+	return f, pad
 }
 
 // ipBytes serialises the IP and TCP part of the segment.
@@ -255,9 +269,9 @@ func (v *Conn) RawAck(fromClient bool, seq, ack uint32, flags string, payload []
 	if v.Push && len(payload) > 0 && !strings.Contains(flags, "P") {
 		s.Flags += "P"
 	}
-	data := s.Bytes()
+	data, pad := s.bytes()
 	if snap >= 0 && snap < len(payload) {
-		return v.Cap.Add(data, len(data)-len(payload)+snap)
+		return v.Cap.Add(data, len(data)-pad-len(payload)+snap)
 	}
 	return v.Cap.Add(data, -1)
 }
