@@ -1,6 +1,10 @@
 package dissect
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/kdissect/kdissect/internal/testkit"
+)
 
 // Benchmarks of the decode and render paths a capture pays per frame.
 // The seed request (25 bytes) is the smallest legal CreateAcls v3 request.
@@ -25,7 +29,7 @@ func deleteResp20() []byte {
 		acls = append(acls, acls[0])
 	}
 	resp.Results[0].MatchingACLs = acls[:20]
-	return responseFrame(resp, 1)
+	return testkit.KmsgResponse(resp, 1)
 }
 
 func BenchmarkDecodeDeleteAclsResponse20(b *testing.B) {

@@ -2,15 +2,13 @@ package dissect
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+	"github.com/kdissect/kdissect/internal/testkit"
+)
 
 // The reference trees (testdata/*.tree, copied from the project's
 // reference) are the format we are measured against: every line must match
@@ -98,9 +96,9 @@ func TestGolden(t *testing.T) {
 	seed := readTestdata(t, "createacls-v3-request.bin")
 	cases = append(cases,
 		gcase{"malformed-truncated", true, 0, 0, seed[:19]},
-		gcase{"malformed-unknown-key", true, 0, 0, setSize(append(hexBytes("00000000 03e7 0000 00000001 ffff"), "opaque"...))},
-		gcase{"malformed-trailing", true, 0, 0, setSize(append(bytes.Clone(seed), 0xde, 0xad))},
-		gcase{"malformed-hostile", false, 30, 1, responseFrame(hostileCreateResp(), 1)},
+		gcase{"malformed-unknown-key", true, 0, 0, testkit.SetSize(append(hexBytes("00000000 03e7 0000 00000001 ffff"), "opaque"...))},
+		gcase{"malformed-trailing", true, 0, 0, testkit.SetSize(append(bytes.Clone(seed), 0xde, 0xad))},
+		gcase{"malformed-hostile", false, 30, 1, testkit.KmsgResponse(hostileCreateResp(), 1)},
 	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -117,35 +115,7 @@ func TestGolden(t *testing.T) {
 			b = AppendText(b, m.Tree)
 			b = append(b, '\n')
 			b = AppendHexDump(b, c.frame, m.Tree)
-			path := filepath.Join("testdata", "golden", c.name+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(b, want) {
-				gl, wl := lines(b), lines(want)
-				for i := range max(len(gl), len(wl)) {
-					var g, w string
-					if i < len(gl) {
-						g = gl[i]
-					}
-					if i < len(wl) {
-						w = wl[i]
-					}
-					if g != w {
-						t.Fatalf("%s differs at line %d:\n got %s\nwant %s\n(run go test -update and review the diff if the change is deliberate)", path, i+1, g, w)
-					}
-				}
-			}
+			testkit.Golden(t, filepath.Join("testdata", "golden", c.name+".golden"), b)
 		})
 	}
 }

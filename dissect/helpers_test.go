@@ -1,11 +1,10 @@
 package dissect
 
-// Helpers shared by the tests of this package: frames built with franz-go's
-// kmsg encoder (an implementation independent of ours), sample messages, the
+// Helpers shared by the tests of this package (frames come from
+// internal/testkit, built with franz-go's kmsg encoder): sample messages, the
 // expected-tree walker and the structural invariants every tree must keep.
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -16,53 +15,9 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
-
-// ---- frames ----
-
-// requestFrame wraps r's body in a size prefix and a request header built
-// by hand (kmsg encodes bodies only): header v2 when r is flexible at its
-// version, v1 otherwise. clientID nil writes a null client id.
-func requestFrame(r kmsg.Request, corr int32, clientID *string) []byte {
-	b := make([]byte, 4, 64)
-	b = binary.BigEndian.AppendUint16(b, uint16(r.Key()))
-	b = binary.BigEndian.AppendUint16(b, uint16(r.GetVersion()))
-	b = binary.BigEndian.AppendUint32(b, uint32(corr))
-	if clientID == nil {
-		b = binary.BigEndian.AppendUint16(b, 0xffff)
-	} else {
-		b = binary.BigEndian.AppendUint16(b, uint16(len(*clientID)))
-		b = append(b, *clientID...)
-	}
-	if r.IsFlexible() {
-		b = append(b, 0) // header tagged fields: none
-	}
-	b = r.AppendTo(b)
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	return b
-}
-
-// responseFrame wraps r's body in a size prefix and response header (v1,
-// with an empty tagged-field section, when flexible).
-func responseFrame(r kmsg.Response, corr int32) []byte {
-	b := make([]byte, 4, 64)
-	b = binary.BigEndian.AppendUint32(b, uint32(corr))
-	if r.IsFlexible() {
-		b = append(b, 0)
-	}
-	b = r.AppendTo(b)
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	return b
-}
-
-// setSize rewrites a frame's size prefix to cover what follows it, for
-// tests that edit a frame's body.
-func setSize(b []byte) []byte {
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	return b
-}
-
-func ptr[T any](v T) *T { return &v }
 
 // ---- sample messages ----
 
@@ -120,12 +75,12 @@ func sampleCreateResp(v int16, extra int) *kmsg.CreateACLsResponse {
 	r.Results = append(r.Results, ok)
 	bad := kmsg.NewCreateACLsResponseResult()
 	bad.ErrorCode = 31 // CLUSTER_AUTHORIZATION_FAILED
-	bad.ErrorMessage = ptr("主题: " + longName)
+	bad.ErrorMessage = testkit.Ptr("主题: " + longName)
 	bad.UnknownTags.Set(5, []byte{0xff})
 	r.Results = append(r.Results, bad)
 	empty := kmsg.NewCreateACLsResponseResult()
 	empty.ErrorCode = -1
-	empty.ErrorMessage = ptr("")
+	empty.ErrorMessage = testkit.Ptr("")
 	r.Results = append(r.Results, empty)
 	for range extra {
 		r.Results = append(r.Results, kmsg.NewCreateACLsResponseResult())
@@ -144,17 +99,17 @@ func sampleDeleteReq(v int16, extra int) *kmsg.DeleteACLsRequest {
 	r.Filters = append(r.Filters, wild)
 	f := kmsg.NewDeleteACLsRequestFilter()
 	f.ResourceType = userType(v)
-	f.ResourceName = ptr(longName)
+	f.ResourceName = testkit.Ptr(longName)
 	f.ResourcePatternType = kmsg.ACLResourcePatternTypeMatch
-	f.Principal = ptr(unicodeP)
-	f.Host = ptr("")
+	f.Principal = testkit.Ptr(unicodeP)
+	f.Host = testkit.Ptr("")
 	f.Operation, f.PermissionType = kmsg.ACLOperationAlterConfigs, kmsg.ACLPermissionTypeDeny
 	f.UnknownTags.Set(3, bigTag)
 	r.Filters = append(r.Filters, f)
 	for i := range extra {
 		g := kmsg.NewDeleteACLsRequestFilter()
 		g.ResourceType = kmsg.ACLResourceTypeTopic
-		g.ResourceName = ptr("t" + strconv.Itoa(i))
+		g.ResourceName = testkit.Ptr("t" + strconv.Itoa(i))
 		g.ResourcePatternType = kmsg.ACLResourcePatternTypePrefixed
 		g.Operation, g.PermissionType = kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
 		r.Filters = append(r.Filters, g)
@@ -170,7 +125,7 @@ func sampleDeleteResp(v int16, extra int) *kmsg.DeleteACLsResponse {
 	r.ThrottleMillis = 0
 	failed := kmsg.NewDeleteACLsResponseResult()
 	failed.ErrorCode = 42 // INVALID_REQUEST
-	failed.ErrorMessage = ptr("filter " + unicodeRN + " is invalid")
+	failed.ErrorMessage = testkit.Ptr("filter " + unicodeRN + " is invalid")
 	r.Results = append(r.Results, failed)
 	res := kmsg.NewDeleteACLsResponseResult()
 	acl := func(code int16, msg *string, name, principal string) kmsg.DeleteACLsResponseResultMatchingACL {
@@ -183,7 +138,7 @@ func sampleDeleteResp(v int16, extra int) *kmsg.DeleteACLsResponse {
 		return a
 	}
 	res.MatchingACLs = append(res.MatchingACLs, acl(0, nil, "orders", "User:alice"))
-	a := acl(29, ptr("not allowed"), longName, unicodeP) // TOPIC_AUTHORIZATION_FAILED
+	a := acl(29, testkit.Ptr("not allowed"), longName, unicodeP) // TOPIC_AUTHORIZATION_FAILED
 	a.UnknownTags.Set(12, []byte("x"))
 	res.MatchingACLs = append(res.MatchingACLs, a)
 	for i := range extra {
@@ -208,12 +163,12 @@ func sampleFrames(extra int) []seedFrame {
 	var out []seedFrame
 	for v := int16(0); v <= 3; v++ {
 		vs := "v" + strconv.Itoa(int(v))
-		client := []*string{ptr("kdissect-test"), nil, ptr(unicodeP), ptr("adminclient-1")}[v]
+		client := []*string{testkit.Ptr("kdissect-test"), nil, testkit.Ptr(unicodeP), testkit.Ptr("adminclient-1")}[v]
 		out = append(out,
-			seedFrame{"CreateAclsRequest " + vs, true, 30, v, requestFrame(sampleCreateReq(v, extra), 7+int32(v), client)},
-			seedFrame{"CreateAclsResponse " + vs, false, 30, v, responseFrame(sampleCreateResp(v, extra), 7+int32(v))},
-			seedFrame{"DeleteAclsRequest " + vs, true, 31, v, requestFrame(sampleDeleteReq(v, extra), -2+int32(v), client)},
-			seedFrame{"DeleteAclsResponse " + vs, false, 31, v, responseFrame(sampleDeleteResp(v, extra), -2+int32(v))},
+			seedFrame{"CreateAclsRequest " + vs, true, 30, v, testkit.KmsgRequest(sampleCreateReq(v, extra), 7+int32(v), client)},
+			seedFrame{"CreateAclsResponse " + vs, false, 30, v, testkit.KmsgResponse(sampleCreateResp(v, extra), 7+int32(v))},
+			seedFrame{"DeleteAclsRequest " + vs, true, 31, v, testkit.KmsgRequest(sampleDeleteReq(v, extra), -2+int32(v), client)},
+			seedFrame{"DeleteAclsResponse " + vs, false, 31, v, testkit.KmsgResponse(sampleDeleteResp(v, extra), -2+int32(v))},
 		)
 	}
 	return out
@@ -535,7 +490,7 @@ func hostileCreateResp() *kmsg.CreateACLsResponse {
 	for _, msg := range []string{hostile, "bad\xff\xfeutf8\xc3", "\u2028line\u2029sep\u0085\u009b2J"} {
 		res := kmsg.NewCreateACLsResponseResult()
 		res.ErrorCode = 58 // SASL_AUTHENTICATION_FAILED
-		res.ErrorMessage = ptr(msg)
+		res.ErrorMessage = testkit.Ptr(msg)
 		r.Results = append(r.Results, res)
 	}
 	return r

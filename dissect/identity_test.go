@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // step is one message of a connection, decoded with the tracker's
@@ -28,7 +30,7 @@ func authOK(tok string) step {
 	return step{false, false, 36, 2, saslAuthResp(2, 2, 0, nil, tok)}
 }
 func authFail() step {
-	return step{false, false, 36, 2, saslAuthResp(2, 2, 58, ptr("Authentication failed"), "")}
+	return step{false, false, 36, 2, saslAuthResp(2, 2, 58, testkit.Ptr("Authentication failed"), "")}
 }
 func rawReq(tok string) step  { return step{true, true, -1, 0, rawToken(tok)} }
 func rawResp(tok string) step { return step{false, true, -1, 0, rawToken(tok)} }
@@ -37,11 +39,11 @@ func apiVersions() step {
 	r := kmsg.NewPtrApiVersionsRequest()
 	r.SetVersion(3)
 	r.ClientSoftwareName, r.ClientSoftwareVersion = "kgo", "1"
-	return step{true, false, 18, 3, requestFrame(r, 0, ptr("c"))}
+	return step{true, false, 18, 3, testkit.KmsgRequest(r, 0, testkit.Ptr("c"))}
 }
 
 func createAcls() step {
-	return step{true, false, 30, 3, requestFrame(sampleCreateReq(3, 0), 9, ptr("c"))}
+	return step{true, false, 30, 3, testkit.KmsgRequest(sampleCreateReq(3, 0), 9, testkit.Ptr("c"))}
 }
 
 func TestIdentityTracker(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // rawRequest frames a hand-written body behind a request header with
@@ -21,7 +23,7 @@ func rawRequest(key, ver int16, body string) []byte {
 	if Builtin().isFlexible(key, ver) {
 		b = append(b, 0)
 	}
-	return setSize(append(b, hexBytes(body)...))
+	return testkit.SetSize(append(b, hexBytes(body)...))
 }
 
 // rawResponse frames a hand-written body behind a response header with
@@ -31,16 +33,16 @@ func rawResponse(flexible bool, body string) []byte {
 	if flexible {
 		b = append(b, 0)
 	}
-	return setSize(append(b, hexBytes(body)...))
+	return testkit.SetSize(append(b, hexBytes(body)...))
 }
 
 // TestMalformed checks the exact problems (offset and message) for each
 // kind of damage, and that the tree still keeps its invariants.
 func TestMalformed(t *testing.T) {
 	seed := readTestdata(t, "createacls-v3-request.bin")
-	withTrailing := setSize(append(bytes.Clone(seed), 0xde, 0xad))
+	withTrailing := testkit.SetSize(append(bytes.Clone(seed), 0xde, 0xad))
 	afterFrame := append(bytes.Clone(seed), 1, 2, 3)
-	hostileFrame := responseFrame(hostileCreateResp(), 1)
+	hostileFrame := testkit.KmsgResponse(hostileCreateResp(), 1)
 	type P = Problem
 	cases := []struct {
 		name     string
@@ -304,8 +306,8 @@ func TestHostileText(t *testing.T) {
 	c.Host = "\u2066rtl\u2069\u200f"
 	req.Creations = append(req.Creations, c)
 	frames := []*Message{
-		Builtin().Decode(requestFrame(req, 1, ptr("cli\x1b]0;title\x07")), Options{}),
-		Builtin().Decode(responseFrame(hostileCreateResp(), 1), Options{Direction: Response, APIKey: 30, APIVersion: 1}),
+		Builtin().Decode(testkit.KmsgRequest(req, 1, testkit.Ptr("cli\x1b]0;title\x07")), Options{}),
+		Builtin().Decode(testkit.KmsgResponse(hostileCreateResp(), 1), Options{Direction: Response, APIKey: 30, APIVersion: 1}),
 	}
 	raw := []string{"\x1b", "\a", "\u202e", "\u2066", "\u2069", "\u200f", "\u009b", "\u2028", "\u2029", "\u0085", "\xff"}
 	for _, m := range frames {
@@ -338,7 +340,7 @@ func TestHostileText(t *testing.T) {
 // which standard decoders read back, with U+FFFD for the bad bytes and
 // every valid string intact.
 func TestInvalidUTF8JSON(t *testing.T) {
-	m := Builtin().Decode(responseFrame(hostileCreateResp(), 1), Options{Direction: Response, APIKey: 30, APIVersion: 1})
+	m := Builtin().Decode(testkit.KmsgResponse(hostileCreateResp(), 1), Options{Direction: Response, APIKey: 30, APIVersion: 1})
 	js := AppendJSON(nil, m)
 	if !json.Valid(js) {
 		t.Fatalf("invalid JSON: %s", js)
@@ -434,7 +436,7 @@ func TestJSONMatchesTree(t *testing.T) {
 		Children []jnode `json:"children"`
 	}
 	msgs := []*Message{
-		Builtin().Decode(responseFrame(hostileCreateResp(), 1), Options{Direction: Response, APIKey: 30, APIVersion: 1}),
+		Builtin().Decode(testkit.KmsgResponse(hostileCreateResp(), 1), Options{Direction: Response, APIKey: 30, APIVersion: 1}),
 		Builtin().Decode(readTestdata(t, "createacls-v3-request.bin")[:20], Options{}),
 	}
 	for _, s := range sampleFrames(2) {

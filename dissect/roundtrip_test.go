@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // The round trip encodes messages with franz-go's kmsg, an encoder written
@@ -16,8 +18,8 @@ func TestRoundTripCreateAclsRequest(t *testing.T) {
 	for v := int16(0); v <= 3; v++ {
 		t.Run(vname(v), func(t *testing.T) {
 			req := sampleCreateReq(v, roundTripExtra)
-			client := ptr("kdissect-" + unicodeRN)
-			frame := requestFrame(req, 1<<30, client)
+			client := testkit.Ptr("kdissect-" + unicodeRN)
+			frame := testkit.KmsgRequest(req, 1<<30, client)
 			e := expect{flex: req.IsFlexible()}
 			var elems []want
 			for i := range req.Creations {
@@ -53,7 +55,7 @@ func TestRoundTripCreateAclsResponse(t *testing.T) {
 	for v := int16(0); v <= 3; v++ {
 		t.Run(vname(v), func(t *testing.T) {
 			resp := sampleCreateResp(v, roundTripExtra)
-			frame := responseFrame(resp, -7)
+			frame := testkit.KmsgResponse(resp, -7)
 			e := expect{flex: resp.IsFlexible()}
 			var elems []want
 			for i := range resp.Results {
@@ -78,7 +80,7 @@ func TestRoundTripDeleteAclsRequest(t *testing.T) {
 	for v := int16(0); v <= 3; v++ {
 		t.Run(vname(v), func(t *testing.T) {
 			req := sampleDeleteReq(v, roundTripExtra)
-			frame := requestFrame(req, 0, nil)
+			frame := testkit.KmsgRequest(req, 0, nil)
 			e := expect{flex: req.IsFlexible()}
 			var elems []want
 			for i := range req.Filters {
@@ -114,7 +116,7 @@ func TestRoundTripDeleteAclsResponse(t *testing.T) {
 	for v := int16(0); v <= 3; v++ {
 		t.Run(vname(v), func(t *testing.T) {
 			resp := sampleDeleteResp(v, roundTripExtra)
-			frame := responseFrame(resp, 123456)
+			frame := testkit.KmsgResponse(resp, 123456)
 			e := expect{flex: resp.IsFlexible()}
 			var results []want
 			for i := range resp.Results {

@@ -1,11 +1,11 @@
 package dissect
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // TestGoldenSASL renders every SASL sample as TestGolden renders the ACL
@@ -44,32 +44,7 @@ func TestGoldenSASL(t *testing.T) {
 			b = AppendText(b, m.Tree)
 			b = append(b, '\n')
 			b = AppendHexDump(b, s.frame, m.Tree)
-			path := filepath.Join("testdata", "golden", name+".golden")
-			if *update {
-				if err := os.WriteFile(path, b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(b, want) {
-				gl, wl := lines(b), lines(want)
-				for i := range max(len(gl), len(wl)) {
-					var g, w string
-					if i < len(gl) {
-						g = gl[i]
-					}
-					if i < len(wl) {
-						w = wl[i]
-					}
-					if g != w {
-						t.Fatalf("%s differs at line %d:\n got %s\nwant %s", path, i+1, g, w)
-					}
-				}
-			}
+			testkit.Golden(t, filepath.Join("testdata", "golden", name+".golden"), b)
 		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // saslReg is a registry with the SASL definitions, as the CLI uses it.
@@ -37,9 +39,9 @@ func TestRoundTripSaslHandshakeRequest(t *testing.T) {
 			req := kmsg.NewPtrSASLHandshakeRequest()
 			req.SetVersion(v)
 			req.Mechanism = "SCRAM-SHA-512"
-			frame := requestFrame(req, 2, ptr("adminclient-1"))
+			frame := testkit.KmsgRequest(req, 2, testkit.Ptr("adminclient-1"))
 			e := expect{}
-			w := frameWant("SaslHandshakeRequest", frame, requestHeaderWant(req, 2, ptr("adminclient-1")),
+			w := frameWant("SaslHandshakeRequest", frame, requestHeaderWant(req, 2, testkit.Ptr("adminclient-1")),
 				e.body("SaslHandshakeRequest", nil, e.str("Mechanism", "SCRAM-SHA-512")))
 			m := saslReg.Decode(frame, Options{})
 			checkDecoded(t, m, frame, w)
@@ -61,7 +63,7 @@ func TestRoundTripSaslHandshakeResponse(t *testing.T) {
 			for i := 0; i < roundTripExtra; i++ {
 				resp.SupportedMechanisms = append(resp.SupportedMechanisms, "X-"+itoa(int64(i)))
 			}
-			frame := responseFrame(resp, 2)
+			frame := testkit.KmsgResponse(resp, 2)
 			e := expect{}
 			w := frameWant("SaslHandshakeResponse", frame, responseHeaderWant(resp, 2),
 				e.body("SaslHandshakeResponse", nil,
@@ -85,7 +87,7 @@ func TestRoundTripSaslAuthenticateRequest(t *testing.T) {
 			// Over 127 bytes (a two-byte compact length at v2), and binary,
 			// so that no mechanism is recognised in it.
 			req.SASLAuthBytes = opaqueToken(338)
-			frame := requestFrame(req, 3, nil)
+			frame := testkit.KmsgRequest(req, 3, nil)
 			e := expect{flex: req.IsFlexible()}
 			w := frameWant("SaslAuthenticateRequest", frame, requestHeaderWant(req, 3, nil),
 				e.body("SaslAuthenticateRequest", &req.UnknownTags, e.bytes("AuthBytes", req.SASLAuthBytes)))
@@ -112,10 +114,10 @@ func TestRoundTripSaslAuthenticateResponse(t *testing.T) {
 			resp := kmsg.NewPtrSASLAuthenticateResponse()
 			resp.SetVersion(v)
 			resp.ErrorCode = 58
-			resp.ErrorMessage = ptr("Authentication failed: Invalid username or password")
+			resp.ErrorMessage = testkit.Ptr("Authentication failed: Invalid username or password")
 			resp.SASLAuthBytes = opaqueToken(30)
 			resp.SessionLifetimeMillis = 3600000
-			frame := responseFrame(resp, -9)
+			frame := testkit.KmsgResponse(resp, -9)
 			e := expect{flex: resp.IsFlexible()}
 			fields := []want{
 				e.int("ErrorCode", 58, 2),
@@ -219,7 +221,7 @@ func saslAuthReq(v int16, corr int32, tok string) []byte {
 	r := kmsg.NewPtrSASLAuthenticateRequest()
 	r.SetVersion(v)
 	r.SASLAuthBytes = []byte(tok)
-	return requestFrame(r, corr, ptr("kdissect-test"))
+	return testkit.KmsgRequest(r, corr, testkit.Ptr("kdissect-test"))
 }
 
 func saslAuthResp(v int16, corr int32, ec int16, msg *string, tok string) []byte {
@@ -229,24 +231,24 @@ func saslAuthResp(v int16, corr int32, ec int16, msg *string, tok string) []byte
 	if v >= 1 && ec == 0 {
 		r.SessionLifetimeMillis = 86400000
 	}
-	return responseFrame(r, corr)
+	return testkit.KmsgResponse(r, corr)
 }
 
 func saslHandshakeReq(v int16, corr int32, mech string) []byte {
 	r := kmsg.NewPtrSASLHandshakeRequest()
 	r.SetVersion(v)
 	r.Mechanism = mech
-	return requestFrame(r, corr, ptr("kdissect-test"))
+	return testkit.KmsgRequest(r, corr, testkit.Ptr("kdissect-test"))
 }
 
 func saslHandshakeResp(v int16, corr int32, ec int16, mechs ...string) []byte {
 	r := kmsg.NewPtrSASLHandshakeResponse()
 	r.SetVersion(v)
 	r.ErrorCode, r.SupportedMechanisms = ec, mechs
-	return responseFrame(r, corr)
+	return testkit.KmsgResponse(r, corr)
 }
 
-func rawToken(tok string) []byte { return setSize(append(make([]byte, 4), tok...)) }
+func rawToken(tok string) []byte { return testkit.SetSize(append(make([]byte, 4), tok...)) }
 
 // saslSampleFrames covers every version of both APIs and every token kind.
 func saslSampleFrames() []saslSample {
@@ -267,13 +269,13 @@ func saslSampleFrames() []saslSample {
 		mk("SaslAuthenticateRequest v2 SCRAM client-final recognised", true, 36, 2, "", saslAuthReq(2, 3, "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p="+sampleProof)),
 		mk("SaslAuthenticateRequest v2 PLAIN malformed", true, 36, 2, "PLAIN", saslAuthReq(2, 2, "alice\x00"+samplePassword)),
 		mk("SaslAuthenticateResponse v0 PLAIN", false, 36, 0, "PLAIN", saslAuthResp(0, 2, 0, nil, "")),
-		mk("SaslAuthenticateResponse v1 failed", false, 36, 1, "PLAIN", saslAuthResp(1, 2, 58, ptr("Authentication failed: Invalid username or password"), "")),
+		mk("SaslAuthenticateResponse v1 failed", false, 36, 1, "PLAIN", saslAuthResp(1, 2, 58, testkit.Ptr("Authentication failed: Invalid username or password"), "")),
 		mk("SaslAuthenticateResponse v2 PLAIN", false, 36, 2, "PLAIN", saslAuthResp(2, 2, 0, nil, "")),
 		mk("SaslAuthenticateRequest v2 SCRAM client-first", true, 36, 2, "SCRAM-SHA-256", saslAuthReq(2, 2, "n,,n=bob=2Cthe=3Dbuilder,r=rOprNGfwEbeRWgbNEkqO")),
 		mk("SaslAuthenticateResponse v2 SCRAM server-first", false, 36, 2, "SCRAM-SHA-256", saslAuthResp(2, 2, 0, nil, "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096")),
 		mk("SaslAuthenticateRequest v2 SCRAM client-final", true, 36, 2, "SCRAM-SHA-512", saslAuthReq(2, 3, "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p="+sampleProof)),
 		mk("SaslAuthenticateResponse v2 SCRAM server-final", false, 36, 2, "SCRAM-SHA-512", saslAuthResp(2, 3, 0, nil, "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=")),
-		mk("SaslAuthenticateResponse v1 SCRAM server-final error", false, 36, 1, "SCRAM-SHA-256", saslAuthResp(1, 3, 58, ptr("Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256"), "e=invalid-proof")),
+		mk("SaslAuthenticateResponse v1 SCRAM server-final error", false, 36, 1, "SCRAM-SHA-256", saslAuthResp(1, 3, 58, testkit.Ptr("Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256"), "e=invalid-proof")),
 		mk("SaslAuthenticateRequest v1 SCRAM delegation token", true, 36, 1, "SCRAM-SHA-256", saslAuthReq(1, 2, "n,,n=tokenid-42,r=abc,tokenauth=true")),
 		mk("SaslAuthenticateRequest v2 OAUTHBEARER", true, 36, 2, "OAUTHBEARER", saslAuthReq(2, 2, "n,a=alice,\x01auth=Bearer "+sampleJWT+"\x01traceId=42\x01\x01")),
 		mk("SaslAuthenticateResponse v2 OAUTHBEARER error", false, 36, 2, "OAUTHBEARER", saslAuthResp(2, 2, 0, nil, `{"status":"invalid_token"}`)),

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 func TestParseVersions(t *testing.T) {
@@ -78,12 +80,12 @@ func TestLoadedDefinitionDecodes(t *testing.T) {
 			req := kmsg.NewPtrDescribeACLsRequest()
 			req.SetVersion(v)
 			req.ResourceType = userType(v)
-			req.ResourceName = ptr(unicodeRN)
+			req.ResourceName = testkit.Ptr(unicodeRN)
 			req.ResourcePatternType = kmsg.ACLResourcePatternTypeMatch
-			req.Host = ptr(longName)
+			req.Host = testkit.Ptr(longName)
 			req.Operation, req.PermissionType = kmsg.ACLOperationDescribe, kmsg.ACLPermissionTypeAny
 			req.UnknownTags.Set(40, []byte("?"))
-			frame := requestFrame(req, 5, ptr("describer"))
+			frame := testkit.KmsgRequest(req, 5, testkit.Ptr("describer"))
 			e := expect{flex: req.IsFlexible()}
 			fields := []want{
 				e.int("ResourceTypeFilter", int64(req.ResourceType), 1),
@@ -98,7 +100,7 @@ func TestLoadedDefinitionDecodes(t *testing.T) {
 				e.int("Operation", int64(req.Operation), 1),
 				e.int("PermissionType", int64(req.PermissionType), 1))
 			m := r.Decode(frame, Options{})
-			checkDecoded(t, m, frame, frameWant("DescribeAclsRequest", frame, requestHeaderWant(req, 5, ptr("describer")),
+			checkDecoded(t, m, frame, frameWant("DescribeAclsRequest", frame, requestHeaderWant(req, 5, testkit.Ptr("describer")),
 				e.body("DescribeAclsRequest", &req.UnknownTags, fields...)))
 			checkMessage(t, m, 29, v, 5)
 			// The enum names come with a loaded definition too.
@@ -122,7 +124,7 @@ func TestLoadedDefinitionDecodes(t *testing.T) {
 				resp.Resources = append(resp.Resources, res)
 			}
 			resp.Resources[1].UnknownTags.Set(2, []byte{7})
-			frame = responseFrame(resp, 5)
+			frame = testkit.KmsgResponse(resp, 5)
 			var resources []want
 			for i := range resp.Resources {
 				res := &resp.Resources[i]
@@ -151,7 +153,7 @@ func TestLoadedDefinitionDecodes(t *testing.T) {
 	// The built-in registry is not changed by loading into another.
 	req := kmsg.NewPtrDescribeACLsRequest()
 	req.SetVersion(1)
-	if m := Builtin().Decode(requestFrame(req, 1, nil), Options{}); m.Tree.Child("body") == nil {
+	if m := Builtin().Decode(testkit.KmsgRequest(req, 1, nil), Options{}); m.Tree.Child("body") == nil {
 		t.Error("Builtin() decodes DescribeAcls after NewRegistry().AddJSON")
 	}
 }
@@ -186,7 +188,7 @@ const taggedDef = `// A test definition with tagged fields.
 // Mode 1, then the tagged section given in hex.
 func taggedFrame(tagged string) []byte {
 	b := hexBytes("00000000 001d 0000 00000009 ffff 00 01")
-	return setSize(append(b, hexBytes(tagged)...))
+	return testkit.SetSize(append(b, hexBytes(tagged)...))
 }
 
 func TestKnownTaggedFields(t *testing.T) {
@@ -307,7 +309,7 @@ func TestRegistryReplaces(t *testing.T) {
 		t.Errorf("Defs: %s", got)
 	}
 	frame := hexBytes("00000000 001e 0000 00000001 ffff 00000007")
-	m := r.Decode(setSize(frame), Options{})
+	m := r.Decode(testkit.SetSize(frame), Options{})
 	if n := m.Tree.Find("Replaced", "Only"); n == nil || n.Int != 7 || len(m.Problems) != 0 {
 		t.Errorf("replaced definition not used: %v %v", n, m.Problems)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // sessionLog writes what a Session hands out as one line each.
@@ -67,7 +69,7 @@ func checkLines(t *testing.T, got []string, want ...string) {
 // not shown still counts; a response without its request is Unmatched,
 // and decoded as an ACL response with Guess.
 func TestSessionMatchesAndHolds(t *testing.T) {
-	create := requestFrame(sampleCreateReq(3, 0), 5, ptr("c"))
+	create := testkit.KmsgRequest(sampleCreateReq(3, 0), 5, testkit.Ptr("c"))
 	meta := kmsg.NewPtrMetadataRequest()
 	meta.SetVersion(1)
 	resp := kmsg.NewPtrCreateACLsResponse()
@@ -79,10 +81,10 @@ func TestSessionMatchesAndHolds(t *testing.T) {
 		s.Wants = func(k int16) bool { return k == 30 || k == 31 }
 		s.Hold, s.Guess = true, guess
 		s.Frame("a", client(1, 0, create))
-		s.Frame("b", client(1, 1, requestFrame(meta, 6, ptr("c"))))
+		s.Frame("b", client(1, 1, testkit.KmsgRequest(meta, 6, testkit.Ptr("c"))))
 		s.Pass("gap", at(2))
-		s.Frame("c", broker(1, 3, responseFrame(resp, 5)))
-		s.Frame("d", broker(1, 4, responseFrame(resp, 99)))
+		s.Frame("c", broker(1, 3, testkit.KmsgResponse(resp, 5)))
+		s.Frame("d", broker(1, 4, testkit.KmsgResponse(resp, 99)))
 		s.Flush()
 		want := []string{"a #1 CreateAcls request peer=3", "gap", "c #3 CreateAcls response peer=1 3ms", "d unmatched #4 corr=99 size=19"}
 		if guess {
@@ -104,7 +106,7 @@ func TestSessionRawTokensAndIdentity(t *testing.T) {
 		s.Frame("hs", client(1, 0, saslHandshakeReq(0, 1, "PLAIN")))
 		s.Frame("hs", broker(1, 1, saslHandshakeResp(0, 1, 0, "PLAIN")))
 		s.Frame("tok", client(1, 2, rawToken("\x00alice\x00"+samplePassword)))
-		s.Frame("acl", client(1, 3, requestFrame(sampleCreateReq(3, 0), 2, ptr("c"))))
+		s.Frame("acl", client(1, 3, testkit.KmsgRequest(sampleCreateReq(3, 0), 2, testkit.Ptr("c"))))
 		s.Flush()
 		checkLines(t, r.lines,
 			"hs #1 SaslHandshake request peer=0 by a PLAIN user (not yet accepted)", // not held: printed before its response

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"encoding/binary"
 	"os"
 	"strings"
 	"testing"
@@ -11,33 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/testkit"
 )
-
-// aclFrame wraps a kmsg body in a size prefix and header (request header
-// v1/v2, response header v0/v1).
-func aclFrame(body interface {
-	Key() int16
-	GetVersion() int16
-	IsFlexible() bool
-	AppendTo([]byte) []byte
-}, corr int32, request bool) []byte {
-	b := make([]byte, 4, 64)
-	if request {
-		b = binary.BigEndian.AppendUint16(b, uint16(body.Key()))
-		b = binary.BigEndian.AppendUint16(b, uint16(body.GetVersion()))
-	}
-	b = binary.BigEndian.AppendUint32(b, uint32(corr))
-	if request {
-		b = binary.BigEndian.AppendUint16(b, 4)
-		b = append(b, "kadm"...)
-	}
-	if body.IsFlexible() {
-		b = append(b, 0)
-	}
-	b = body.AppendTo(b)
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	return b
-}
 
 // auditCapture is a CreateAcls v3 exchange (one creation accepted, one
 // refused, whose principal is hostile wire text) and a DeleteAcls v1
@@ -65,7 +39,8 @@ func auditCapture(t *testing.T) ([]Entry, Loader) {
 	dreq.Filters = []kmsg.DeleteACLsRequestFilter{f}
 
 	reg := dissect.Builtin()
-	frames := map[int][]byte{1: aclFrame(creq, 7, true), 2: aclFrame(cresp, 7, false), 3: aclFrame(dreq, 8, true)}
+	kadm := testkit.Ptr("kadm")
+	frames := map[int][]byte{1: testkit.KmsgRequest(creq, 7, kadm), 2: testkit.KmsgResponse(cresp, 7), 3: testkit.KmsgRequest(dreq, 8, kadm)}
 	load := func(i int) (*dissect.Message, error) {
 		switch i {
 		case 1, 3:

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,9 +13,8 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // stylesFor pins a colour profile without touching lipgloss's default
 // renderer.
@@ -64,12 +62,12 @@ func seedCapture(t *testing.T) ([]Entry, Loader) {
 	return entries, load
 }
 
+// entryOf is the production row of m (EntryOf, as the CLI builds it) at
+// its place in a capture.
 func entryOf(i int, ts time.Time, src, dst string, m *dissect.Message, peer int) Entry {
-	return Entry{
-		Index: i, Time: ts, Src: src, Dst: dst, Direction: m.Direction,
-		APIKey: m.APIKey, APIName: m.APIName, APIVersion: m.APIVersion,
-		CorrelationID: m.CorrelationID, Summary: m.Summary, HasProblems: len(m.Problems) > 0, Peer: peer,
-	}
+	e := EntryOf(m)
+	e.Index, e.Time, e.Src, e.Dst, e.Peer = i, ts, src, dst, peer
+	return e
 }
 
 // newTestModel is a sized explorer with a plain colour profile, fed the
@@ -158,22 +156,10 @@ func join(groups ...[]tea.Msg) []tea.Msg {
 	return out
 }
 
+// golden compares got with testdata/name; go test ./tui -update rewrites it.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./tui/ -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (go test ./tui/ -update rewrites it)\n--- want\n%s\n--- got\n%s", name, want, got)
-	}
+	testkit.Golden(t, filepath.Join("testdata", name), []byte(got))
 }
 
 // screenLines checks the frame geometry and returns the lines.

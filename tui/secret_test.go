@@ -9,19 +9,17 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 const tuiPassword = "hunter2-Pa55w0rd"
 
 // plainAuthFrame is a SaslAuthenticate v1 request carrying a SASL/PLAIN
-// token for alice, built byte by byte.
+// token for alice, its body built byte by byte.
 func plainAuthFrame() []byte {
 	tok := "\x00alice\x00" + tuiPassword
-	b := []byte{0, 0, 0, 0, 0, 36, 0, 1, 0, 0, 0, 2, 0, 1, 'c'}
-	b = binary.BigEndian.AppendUint32(b, uint32(len(tok)))
-	b = append(b, tok...)
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	return b
+	body := binary.BigEndian.AppendUint32(nil, uint32(len(tok)))
+	return testkit.Request(36, 1, 2, testkit.Ptr("c"), false, append(body, tok...))
 }
 
 // paneBytes reads the hex and ASCII columns of the byte pane back (masked

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kdissect/kdissect/internal/testkit"
 	"github.com/kdissect/kdissect/internal/traffic"
 	"github.com/kdissect/kdissect/reassembly"
 )
@@ -580,7 +580,7 @@ func TestAuditUsageErrors(t *testing.T) {
 // invalid UTF-8, refused with a hostile error message.
 func hostileACLCapture(t *testing.T) string {
 	b := newPcap(t)
-	c := b.conn(50500, 9092)
+	c := openConn(b, 50500, 9092)
 	r := kmsg.NewCreateACLsRequest()
 	r.Version = 3
 	cr := kmsg.NewCreateACLsRequestCreation()
@@ -589,20 +589,15 @@ func hostileACLCapture(t *testing.T) string {
 	cr.Operation, cr.PermissionType = kmsg.ACLOperationWrite, kmsg.ACLPermissionTypeAllow
 	r.Creations = append(r.Creations, cr)
 	clientID := "cli\x1b[31m"
-	h := binary.BigEndian.AppendUint16(nil, 30)
-	h = binary.BigEndian.AppendUint16(h, 3)
-	h = binary.BigEndian.AppendUint32(h, 2)
-	h = binary.BigEndian.AppendUint16(h, uint16(len(clientID)))
-	h = append(append(h, clientID...), 0)
-	c.send(true, kafkaFrame(h, r.AppendTo(nil)))
+	c.Send(true, testkit.KmsgRequest(&r, 2, &clientID))
 	resp := kmsg.NewCreateACLsResponse()
 	resp.Version = 3
 	res := kmsg.NewCreateACLsResponseResult()
 	msg := "no \x1b[5mway\x1b[0m"
 	res.ErrorCode, res.ErrorMessage = 31, &msg
 	resp.Results = append(resp.Results, res)
-	c.send(false, kafkaFrame(append(binary.BigEndian.AppendUint32(nil, 2), 0), resp.AppendTo(nil)))
-	return b.file()
+	c.Send(false, testkit.KmsgResponse(&resp, 2))
+	return b.File(t)
 }
 
 func TestAuditEscapesHostileWireText(t *testing.T) {

@@ -2,10 +2,10 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,88 +16,33 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
-// pcapBuilder writes a classic pcap of one or more TCP connections.
-type pcapBuilder struct {
-	t   *testing.T
-	buf bytes.Buffer
-	w   *pcapgo.Writer
-	ts  time.Time
+// newPcap is an empty capture as these tests build them: Ethernet, one
+// packet a millisecond from 2026-03-01 12:00:00.001.
+func newPcap(t *testing.T) *testkit.Capture {
+	return testkit.NewCapture(time.Date(2026, 3, 1, 12, 0, 0, int(time.Millisecond), time.UTC))
 }
 
-func newPcap(t *testing.T) *pcapBuilder {
-	b := &pcapBuilder{t: t, ts: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	b.w = pcapgo.NewWriter(&b.buf)
-	if err := b.w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// tcpConn is one side-aware connection: client and server sequence numbers.
-type tcpConn struct {
-	b            *pcapBuilder
-	cip, sip     net.IP
-	cport, sport uint16
-	cseq, sseq   uint32
-}
-
-func (b *pcapBuilder) conn(cport, sport uint16) *tcpConn {
-	c := &tcpConn{b: b, cip: net.IP{192, 0, 2, 10}, sip: net.IP{192, 0, 2, 1}, cport: cport, sport: sport, cseq: 1000, sseq: 5000}
-	c.packet(true, true, false, nil)
-	c.cseq++
-	c.packet(false, true, false, nil)
-	c.sseq++
+// midConn is a connection 192.0.2.10:cport -> 192.0.2.1:sport (ISNs 1000
+// and 5000) whose SYN was not captured. Every segment acknowledges all the
+// other side sent and pushes its data; short frames are padded.
+func midConn(b *testkit.Capture, cport, sport uint16) *testkit.Conn {
+	c := b.NewConn(netip.AddrPortFrom(netip.AddrFrom4([4]byte{192, 0, 2, 10}), cport), netip.AddrPortFrom(netip.AddrFrom4([4]byte{192, 0, 2, 1}), sport), 1000, 5000)
+	c.Acking, c.Push = true, true
+	c.Template.EthSrc, c.Template.EthDst = net.HardwareAddr{2, 0, 0, 0, 0, 1}, net.HardwareAddr{2, 0, 0, 0, 0, 2}
+	c.Template.EthPad = true
 	return c
 }
 
-func (c *tcpConn) packet(fromClient, syn, fin bool, payload []byte) {
-	seq, ack := c.cseq, c.sseq
-	if !fromClient {
-		seq, ack = c.sseq, c.cseq
-	}
-	c.packetAt(fromClient, syn, fin, seq, ack, payload)
-}
-
-// packetAt writes a segment with the given sequence and acknowledgement
-// numbers, for captures that lost or reordered packets.
-func (c *tcpConn) packetAt(fromClient, syn, fin bool, seq, ack uint32, payload []byte) {
-	b := c.b
-	eth := &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, EthernetType: layers.EthernetTypeIPv4}
-	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: c.cip, DstIP: c.sip}
-	tcp := &layers.TCP{SrcPort: layers.TCPPort(c.cport), DstPort: layers.TCPPort(c.sport), Seq: seq, Ack: ack, ACK: !syn || !fromClient, SYN: syn, FIN: fin, PSH: len(payload) > 0, Window: 65535}
-	if !fromClient {
-		ip.SrcIP, ip.DstIP = c.sip, c.cip
-		tcp.SrcPort, tcp.DstPort = layers.TCPPort(c.sport), layers.TCPPort(c.cport)
-	}
-	tcp.SetNetworkLayerForChecksum(ip)
-	sb := gopacket.NewSerializeBuffer()
-	if err := gopacket.SerializeLayers(sb, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, eth, ip, tcp, gopacket.Payload(payload)); err != nil {
-		b.t.Fatal(err)
-	}
-	b.ts = b.ts.Add(time.Millisecond)
-	data := sb.Bytes()
-	if err := b.w.WritePacket(gopacket.CaptureInfo{Timestamp: b.ts, CaptureLength: len(data), Length: len(data)}, data); err != nil {
-		b.t.Fatal(err)
-	}
-}
-
-func (c *tcpConn) send(fromClient bool, frame []byte) {
-	c.packet(fromClient, false, false, frame)
-	if fromClient {
-		c.cseq += uint32(len(frame))
-	} else {
-		c.sseq += uint32(len(frame))
-	}
-}
-
-func (b *pcapBuilder) file() string {
-	p := filepath.Join(b.t.TempDir(), "c.pcap")
-	if err := os.WriteFile(p, b.buf.Bytes(), 0o644); err != nil {
-		b.t.Fatal(err)
-	}
-	return p
+// openConn is midConn after its SYN and SYN-ACK.
+func openConn(b *testkit.Capture, cport, sport uint16) *testkit.Conn {
+	c := midConn(b, cport, sport)
+	c.Syn()
+	c.SynAck()
+	return c
 }
 
 func seed(t *testing.T, name string) []byte {
@@ -108,36 +53,22 @@ func seed(t *testing.T, name string) []byte {
 	return b
 }
 
-// withCorr returns a copy of a request or response frame with another correlation id.
-func withCorr(frame []byte, corr int32, request bool) []byte {
-	f := bytes.Clone(frame)
-	off := 4
-	if request {
-		off = 8
-	}
-	binary.BigEndian.PutUint32(f[off:], uint32(corr))
-	return f
-}
-
 // metadataRequest is a Metadata v1 request (non-flexible) with no topics.
 func metadataRequest(corr int32) []byte {
-	b := []byte{0, 0, 0, 0, 0, 3, 0, 1, 0, 0, 0, 0, 0, 3, 'c', 'l', 'i', 0xff, 0xff, 0xff, 0xff}
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	binary.BigEndian.PutUint32(b[8:], uint32(corr))
-	return b
+	return testkit.Request(3, 1, corr, testkit.Ptr("cli"), false, []byte{0xff, 0xff, 0xff, 0xff}) // topics: null
 }
 
 func aclCapture(t *testing.T) string { return aclCaptureFrom(t, 50500) }
 
 func aclCaptureFrom(t *testing.T, clientPort uint16) string {
 	b := newPcap(t)
-	c := b.conn(clientPort, 9092)
-	c.send(true, metadataRequest(1))
-	c.send(false, []byte{0, 0, 0, 8, 0, 0, 0, 1, 0, 0, 0, 0})
-	c.send(true, withCorr(seed(t, "createacls-v3-request"), 2, true))
-	c.send(false, withCorr(seed(t, "createacls-v3-response"), 2, false))
-	c.send(false, withCorr(seed(t, "createacls-v3-response"), 99, false)) // no such request
-	return b.file()
+	c := openConn(b, clientPort, 9092)
+	c.Send(true, metadataRequest(1))
+	c.Send(false, []byte{0, 0, 0, 8, 0, 0, 0, 1, 0, 0, 0, 0})
+	c.Send(true, testkit.WithCorr(seed(t, "createacls-v3-request"), 2, true))
+	c.Send(false, testkit.WithCorr(seed(t, "createacls-v3-response"), 2, false))
+	c.Send(false, testkit.WithCorr(seed(t, "createacls-v3-response"), 99, false)) // no such request
+	return b.File(t)
 }
 
 func TestCaptureSummaryMatchesRequestsAndResponses(t *testing.T) {
@@ -282,9 +213,9 @@ func TestSchemaDirDecodesMoreAPIs(t *testing.T) {
 // status says so.
 func TestCaptureMalformedExitsTwo(t *testing.T) {
 	b := newPcap(t)
-	c := b.conn(50501, 9092)
-	c.send(true, []byte{0, 0, 0, 0x0e, 0, 30, 0, 3, 0, 0, 0, 7, 0, 0, 0, 0x7f, 0x01, 0x00})
-	out, _, code := runCLI(t, "", b.file())
+	c := openConn(b, 50501, 9092)
+	c.Send(true, []byte{0, 0, 0, 0x0e, 0, 30, 0, 3, 0, 0, 0, 7, 0, 0, 0, 0x7f, 0x01, 0x00})
+	out, _, code := runCLI(t, "", b.File(t))
 	if code != 2 {
 		t.Errorf("exit %d, want 2", code)
 	}
@@ -365,14 +296,14 @@ func TestCaptureUnknownLinkTypeIsCountedAndSkipped(t *testing.T) {
 // spanning all its bytes, and that is not a truncated frame.
 func TestCaptureAllSkipsOpaqueBodies(t *testing.T) {
 	b := newPcap(t)
-	c := b.conn(50502, 9092)
+	c := openConn(b, 50502, 9092)
 	produce := make([]byte, 20004)
 	copy(produce, []byte{0, 0, 0x4e, 0x20, 0, 0, 0, 9, 0, 0, 0, 4, 0, 1, 'p', 0})
 	for off := 0; off < len(produce); off += 1448 {
-		c.send(true, produce[off:min(off+1448, len(produce))])
+		c.Send(true, produce[off:min(off+1448, len(produce))])
 	}
-	c.send(false, []byte{0, 0, 0, 6, 0, 0, 0, 4, 0, 0})
-	out, _, code := runCLI(t, "", "--json", "--all", b.file())
+	c.Send(false, []byte{0, 0, 0, 6, 0, 0, 0, 4, 0, 0})
+	out, _, code := runCLI(t, "", "--json", "--all", b.File(t))
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
@@ -400,7 +331,7 @@ func TestCaptureAllSkipsOpaqueBodies(t *testing.T) {
 		t.Errorf("packets %v, want 3..16", m.Packets)
 	}
 	// Only the head was kept: the byte layout says where it stops.
-	text, _, _ := runCLI(t, "", "-x", "--all", b.file())
+	text, _, _ := runCLI(t, "", "-x", "--all", b.File(t))
 	if !strings.Contains(text, "....  19936 more bytes of this frame were not kept") {
 		t.Errorf("the body was buffered after all:\n%s", text)
 	}
@@ -413,14 +344,14 @@ func TestCaptureStartedMidConnection(t *testing.T) {
 	request, response := seed(t, "createacls-v3-request"), seed(t, "createacls-v3-response")
 	build := func(damage bool) string {
 		b := newPcap(t)
-		c := &tcpConn{b: b, cip: net.IP{192, 0, 2, 10}, sip: net.IP{192, 0, 2, 1}, cport: 50700, sport: 9092, cseq: 1000, sseq: 5000}
-		c.send(true, request[9:]) // the tail of a request sent before the capture began
-		c.send(true, request)
-		c.send(false, response)
+		c := midConn(b, 50700, 9092)
+		c.Send(true, request[9:]) // the tail of a request sent before the capture began
+		c.Send(true, request)
+		c.Send(false, response)
 		if damage {
-			c.send(true, []byte{0x7f, 0xff, 0xff, 0xff})
+			c.Send(true, []byte{0x7f, 0xff, 0xff, 0xff})
 		}
-		return b.file()
+		return b.File(t)
 	}
 	out, _, code := runCLI(t, "", "--summary", build(false))
 	if code != 0 {

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // Every example in 'kdissect frame --help' works as printed (run from the
@@ -147,14 +149,14 @@ func TestVersionNamesModuleAndRevision(t *testing.T) {
 func TestNoKafkaSaysWhatWasSeen(t *testing.T) {
 	b := newPcap(t)
 	for i := range 3 {
-		c := b.conn(uint16(50000+i), 443)
-		c.send(true, []byte("\x16\x03\x01\x00\x05hello"))
+		c := openConn(b, uint16(50000+i), 443)
+		c.Send(true, []byte("\x16\x03\x01\x00\x05hello"))
 	}
-	b.conn(50100, 22).send(false, []byte("SSH-2.0-OpenSSH_9.6\r\n"))
+	openConn(b, 50100, 22).Send(false, []byte("SSH-2.0-OpenSSH_9.6\r\n"))
 	for port := uint16(8000); port < 8005; port++ {
-		b.conn(50200+port, port)
+		openConn(b, 50200+port, port)
 	}
-	other := b.file()
+	other := b.File(t)
 	for _, detect := range []string{"--detect=true", "--detect=false"} {
 		out, stderr, code := runCLI(t, "", detect, other)
 		want := "kdissect: no Kafka traffic found on port 9092; saw 9 TCP connections on ports 443 (3), 22 (1), 8000 (1), 8001 (1), 8002 (1), and 2 more ports: if Kafka is there, try --port 443,22,8000\n"
@@ -169,13 +171,13 @@ func TestNoKafkaSaysWhatWasSeen(t *testing.T) {
 	}
 	// Connections on the broker port that carry no Kafka frame (TLS).
 	b = newPcap(t)
-	b.conn(50000, 9093).send(true, []byte("\x16\x03\x01\x00\x05hello"))
-	_, stderr, _ := runCLI(t, "", "--port", "9092-9093", b.file())
+	openConn(b, 50000, 9093).Send(true, []byte("\x16\x03\x01\x00\x05hello"))
+	_, stderr, _ := runCLI(t, "", "--port", "9092-9093", b.File(t))
 	if stderr != "kdissect: no Kafka frames in the 1 TCP connection on ports 9092-9093: encrypted (TLS), or not Kafka?\n" {
 		t.Errorf("TLS on the broker port: %q", stderr)
 	}
 	// No TCP at all.
-	_, stderr, _ = runCLI(t, "", newPcap(t).file())
+	_, stderr, _ = runCLI(t, "", newPcap(t).File(t))
 	if stderr != "kdissect: no Kafka traffic found: no TCP connection in 0 packets\n" {
 		t.Errorf("empty capture: %q", stderr)
 	}
@@ -187,21 +189,21 @@ func TestNoKafkaSaysWhatWasSeen(t *testing.T) {
 // on a port not given with --port.
 func lossyCapture(t *testing.T) string {
 	b := newPcap(t)
-	c := b.conn(50500, 9092)
-	req := withCorr(seed(t, "createacls-v3-request"), 2, true)
-	c.packet(true, false, false, req) // sent twice: a retransmission
-	c.send(true, req)
-	c.send(false, withCorr(seed(t, "createacls-v3-response"), 2, false))
-	c.send(false, withCorr(seed(t, "createacls-v3-response"), 99, false)) // no such request
-	c.send(true, []byte{0, 0, 0, 0x0e, 0, 30, 0, 3, 0, 0, 0, 7, 0, 0, 0, 0x7f, 0x01, 0x00})
-	c.send(true, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}) // garbage: skipped
-	c.send(true, withCorr(seed(t, "createacls-v3-request"), 8, true))
-	c.cseq += 100 // lost, never retransmitted
-	c.send(true, withCorr(seed(t, "createacls-v3-request"), 9, true))
-	c.send(true, withCorr(seed(t, "createacls-v3-request"), 10, true)[:10]) // cut by the end
-	d := b.conn(50600, 9999)
-	d.send(true, withCorr(seed(t, "createacls-v3-request"), 11, true))
-	return b.file()
+	c := openConn(b, 50500, 9092)
+	req := testkit.WithCorr(seed(t, "createacls-v3-request"), 2, true)
+	c.Raw(true, c.CSeq, "A", req, -1) // sent twice: a retransmission
+	c.Send(true, req)
+	c.Send(false, testkit.WithCorr(seed(t, "createacls-v3-response"), 2, false))
+	c.Send(false, testkit.WithCorr(seed(t, "createacls-v3-response"), 99, false)) // no such request
+	c.Send(true, []byte{0, 0, 0, 0x0e, 0, 30, 0, 3, 0, 0, 0, 7, 0, 0, 0, 0x7f, 0x01, 0x00})
+	c.Send(true, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}) // garbage: skipped
+	c.Send(true, testkit.WithCorr(seed(t, "createacls-v3-request"), 8, true))
+	c.Drop(true, 100) // lost, never retransmitted
+	c.Send(true, testkit.WithCorr(seed(t, "createacls-v3-request"), 9, true))
+	c.Send(true, testkit.WithCorr(seed(t, "createacls-v3-request"), 10, true)[:10]) // cut by the end
+	d := openConn(b, 50600, 9999)
+	d.Send(true, testkit.WithCorr(seed(t, "createacls-v3-request"), 11, true))
+	return b.File(t)
 }
 
 // README's "anything lost or malformed" recipe selects what its words say:
@@ -323,15 +325,15 @@ func normaliseJSONLines(s string) string {
 // A connection does not run on from one file into the next: a frame cut
 // at a file's end is reported incomplete in that file, and numbered there.
 func TestFramesDoNotSpanFiles(t *testing.T) {
-	req := withCorr(seed(t, "createacls-v3-request"), 2, true)
+	req := testkit.WithCorr(seed(t, "createacls-v3-request"), 2, true)
 	b := newPcap(t)
-	c := b.conn(50500, 9092)
-	c.send(true, req[:10])
-	first := b.file()
+	c := openConn(b, 50500, 9092)
+	c.Send(true, req[:10])
+	first := b.File(t)
 	b = newPcap(t)
-	c.b = b
-	c.send(true, req[10:])
-	second := b.file()
+	c.Cap = b
+	c.Send(true, req[10:])
+	second := b.File(t)
 	out, _, _ := runCLI(t, "", "--json", first, second)
 	line, _, _ := strings.Cut(out, "\n")
 	want := `{"event":"incomplete","time":"2026-03-01T12:00:00.003Z","src":"192.0.2.10:50500","dst":"192.0.2.1:9092","stream_offset":0,"have":10,"want":25,"reason":"end of capture","file":` + quoteJSON(first) + `}`

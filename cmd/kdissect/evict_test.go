@@ -4,18 +4,20 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // evictCapture: a connection cut inside a CreateAcls request, then a
 // second connection, which --max-conns 1 makes room for.
 func evictCapture(t *testing.T) (string, int) {
 	b := newPcap(t)
-	req := withCorr(seed(t, "createacls-v3-request"), 2, true)
-	c1 := b.conn(50501, 9092)             // packets at .001 and .002
-	c1.send(true, req[:10])               // .003
-	c2 := b.conn(50502, 9092)             // .004: the table is full
-	c2.send(true, withCorr(req, 3, true)) // .006
-	return b.file(), len(req)
+	req := testkit.WithCorr(seed(t, "createacls-v3-request"), 2, true)
+	c1 := openConn(b, 50501, 9092)                // packets at .001 and .002
+	c1.Send(true, req[:10])                       // .003
+	c2 := openConn(b, 50502, 9092)                // .004: the table is full
+	c2.Send(true, testkit.WithCorr(req, 3, true)) // .006
+	return b.File(t), len(req)
 }
 
 func TestMaxConnsEvictsLeastRecentlyActive(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"reflect"
 	"strconv"
@@ -12,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // pcapRecord is one packet of a classic little-endian Ethernet pcap, with
@@ -370,12 +371,7 @@ func aclRequest(t *testing.T, corr int32, size int) []byte {
 		r := kmsg.NewCreateACLsRequest()
 		r.Version = 3
 		r.Creations = append(r.Creations, cr)
-		h := binary.BigEndian.AppendUint16(nil, 30)
-		h = binary.BigEndian.AppendUint16(h, 3)
-		h = binary.BigEndian.AppendUint32(h, uint32(corr))
-		h = binary.BigEndian.AppendUint16(h, 4)
-		h = append(append(h, "kadm"...), 0)
-		return kafkaFrame(h, r.AppendTo(nil))
+		return testkit.KmsgRequest(&r, corr, testkit.Ptr("kadm"))
 	}
 	for n := 0; n < size; n++ {
 		if f := build(n); len(f) == size {
@@ -388,7 +384,7 @@ func aclRequest(t *testing.T, corr int32, size int) []byte {
 
 // aclResponse is a CreateAcls v3 response frame with one result per code.
 func aclResponse(corr int32, codes ...int16) []byte {
-	return kafkaFrame(append(binary.BigEndian.AppendUint32(nil, uint32(corr)), 0), createResp(codes...))
+	return testkit.Response(corr, true, createResp(codes...))
 }
 
 // jsonLines runs kdissect with args and returns its NDJSON lines as
@@ -428,13 +424,13 @@ func wantJSONLines(t *testing.T, got []string, want ...string) {
 // the response is decoded with that API key and version.
 func TestIncompleteRequestNamesItsResponse(t *testing.T) {
 	b := newPcap(t)
-	c := b.conn(50500, 9092)
+	c := openConn(b, 50500, 9092)
 	q := aclRequest(t, 7, 330)
-	c.send(true, q[:120])
-	c.cseq += 90 // lost by the capture, acknowledged by the broker
-	c.send(true, q[210:])
-	c.send(false, aclResponse(7, 0))
-	file := b.file()
+	c.Send(true, q[:120])
+	c.Drop(true, 90) // lost by the capture, acknowledged by the broker
+	c.Send(true, q[210:])
+	c.Send(false, aclResponse(7, 0))
+	file := b.File(t)
 	wantJSONLines(t, jsonLines(t, 0, file),
 		`{"dst":"192.0.2.1:9092","event":"gap","length":90,"src":"192.0.2.10:50500","stream_offset":120}`,
 		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":7,"dst":"192.0.2.1:9092","event":"incomplete","have":240,"index":1,"peer":2,"reason":"gap","src":"192.0.2.10:50500","stream_offset":0,"want":330}`,
@@ -456,17 +452,17 @@ func TestIncompleteRequestNamesItsResponse(t *testing.T) {
 // order) waits for it and is matched.
 func TestResponseWaitsForItsHeldRequest(t *testing.T) {
 	b := newPcap(t)
-	c := b.conn(50500, 9092)
+	c := openConn(b, 50500, 9092)
 	q1, q2 := aclRequest(t, 1, 100), aclRequest(t, 2, 120)
-	s, ack := c.cseq, c.sseq
-	c.packetAt(true, false, false, s+100, ack, q2) // 3: q2 before q1
+	s, ack := c.CSeq, c.SSeq
+	c.RawAck(true, s+100, ack, "A", q2, -1) // 3: q2 before q1
 	r2 := aclResponse(2, 0)
-	c.packetAt(false, false, false, c.sseq, s, r2) // 4: acknowledges neither
-	c.packetAt(true, false, false, s, ack, q1)     // 5
-	c.cseq += 220
-	c.sseq += uint32(len(r2))
-	c.send(false, aclResponse(1, 0, 0)) // 6
-	wantJSONLines(t, jsonLines(t, 0, b.file()),
+	c.RawAck(false, c.SSeq, s, "A", r2, -1) // 4: acknowledges neither
+	c.RawAck(true, s, ack, "A", q1, -1)     // 5
+	c.CSeq += 220
+	c.SSeq += uint32(len(r2))
+	c.Send(false, aclResponse(1, 0, 0)) // 6
+	wantJSONLines(t, jsonLines(t, 0, b.File(t)),
 		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"correlation_id":2,"direction":"response","dst":"192.0.2.10:50500","index":1,"latency_us":1000,"packets":[4],"peer":3,"principal":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":0,"tls":null}`,
 		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"correlation_id":1,"direction":"request","dst":"192.0.2.1:9092","index":2,"packets":[5],"peer":4,"principal":null,"problems":[],"src":"192.0.2.10:50500","stream_offset":0,"tls":null}`,
 		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"correlation_id":2,"direction":"request","dst":"192.0.2.1:9092","index":3,"packets":[3],"peer":1,"principal":null,"problems":[],"src":"192.0.2.10:50500","stream_offset":100,"tls":null}`,
@@ -481,13 +477,13 @@ func TestResponseWaitsForItsHeldRequest(t *testing.T) {
 // fits, marked inferred.
 func TestMidConnectionResponsesAreReportedAndGuessed(t *testing.T) {
 	b := newPcap(t)
-	c := &tcpConn{b: b, cip: net.IP{192, 0, 2, 10}, sip: net.IP{192, 0, 2, 1}, cport: 50500, sport: 9092, cseq: 1000, sseq: 5000}
+	c := midConn(b, 50500, 9092)
 	r7, r8 := aclResponse(7, 0), aclResponse(8, 0, 42)
 	tail := aclResponse(6, 0, 0)[9:]
-	c.send(false, append(append(append([]byte(nil), tail...), r7...), r8...)) // 1
-	c.send(true, aclRequest(t, 9, 60))                                        // 2
-	c.send(false, aclResponse(9, 0))                                          // 3
-	file := b.file()
+	c.Send(false, append(append(append([]byte(nil), tail...), r7...), r8...)) // 1
+	c.Send(true, aclRequest(t, 9, 60))                                        // 2
+	c.Send(false, aclResponse(9, 0))                                          // 3
+	file := b.File(t)
 	// The tail before the first frame boundary of a connection captured
 	// without its SYN is reported as leading, not as malformed: exit 0.
 	wantJSONLines(t, jsonLines(t, exitOK, file),
@@ -527,11 +523,11 @@ func TestMidConnectionResponsesAreReportedAndGuessed(t *testing.T) {
 // incomplete event has an index and the request's API.
 func TestIncompleteResponseNamesItsRequest(t *testing.T) {
 	b := newPcap(t)
-	c := b.conn(50500, 9092)
-	c.send(true, aclRequest(t, 3, 90))
+	c := openConn(b, 50500, 9092)
+	c.Send(true, aclRequest(t, 3, 90))
 	resp := aclResponse(3, 0, 0, 0)
-	c.send(false, resp[:12]) // the capture ends inside the response
-	wantJSONLines(t, jsonLines(t, 0, b.file()),
+	c.Send(false, resp[:12]) // the capture ends inside the response
+	wantJSONLines(t, jsonLines(t, 0, b.File(t)),
 		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"correlation_id":3,"direction":"request","dst":"192.0.2.1:9092","index":1,"packets":[3],"peer":2,"principal":null,"problems":[],"src":"192.0.2.10:50500","stream_offset":0,"tls":null}`,
 		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":3,"dst":"192.0.2.10:50500","event":"incomplete","have":12,"index":2,"peer":1,"reason":"end of capture","src":"192.0.2.1:9092","stream_offset":0,"want":`+strconv.Itoa(len(resp))+`}`,
 	)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,45 +17,12 @@ import (
 // runFrameTUI opens one decoded frame in the explorer.
 func runFrameTUI(m *dissect.Message) error {
 	entries := make(chan tui.Entry, 1)
-	e := entryOf(m)
+	e := tui.EntryOf(m)
 	e.Index, e.Peer = 1, -1
 	entries <- e
 	close(entries)
 	load := func(int) (*dissect.Message, error) { return m, nil }
 	return tui.Run(load, entries, nil, tui.Options{Title: "frame"})
-}
-
-// entryOf is the list row of a decoded message, without its place in the
-// capture (index, time, connection, peer).
-func entryOf(m *dissect.Message) tui.Entry {
-	e := tui.Entry{
-		Direction: m.Direction, APIKey: m.APIKey, APIName: m.APIName, APIVersion: m.APIVersion,
-		CorrelationID: m.CorrelationID, Summary: m.Summary, HasProblems: len(m.Problems) > 0,
-	}
-	if m.Direction == dissect.Response {
-		e.KafkaError = kafkaError(m.Tree)
-	}
-	return e
-}
-
-// kafkaError is the name of the first non-zero error code in a tree, in
-// pre-order (a top-level error before the per-item ones), or "".
-func kafkaError(n *dissect.Node) string {
-	if n == nil {
-		return ""
-	}
-	if (n.Name == "ErrorCode" || n.Name == "TopLevelErrorCode") && n.Kind == dissect.KindInt && n.HasValue() && n.Int != 0 {
-		if name := n.EnumName(); name != "" && !strings.HasPrefix(name, "unknown ") {
-			return name
-		}
-		return "error " + strconv.FormatInt(n.Int, 10) // a code the table does not know
-	}
-	for _, c := range n.Children {
-		if s := kafkaError(c); s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // store keeps the bytes of every listed message, not its tree: the
@@ -99,7 +65,7 @@ func (p *tuiPrinter) message(w *origin, x dissect.Exchange, m *dissect.Message) 
 	if len(m.Problems) > 0 {
 		p.malformed.Store(true)
 	}
-	e := entryOf(m)
+	e := tui.EntryOf(m)
 	e.Index, e.Time, e.Src, e.Dst, e.Peer = x.Index, w.time, w.flow.Src.String(), w.flow.Dst.String(), x.Peer
 	e.Who = x.Identity.String()
 	if w.tls != nil {

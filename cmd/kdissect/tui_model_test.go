@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/testkit"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/tui"
 )
@@ -60,7 +61,7 @@ func tuiCaptures(t *testing.T) []tuiCapture {
 // (malformed) with the broker's INVALID_REQUEST answer.
 func builtACLCapture(t *testing.T) string {
 	b := newPcap(t)
-	c := b.conn(50500, 9092)
+	c := openConn(b, 50500, 9092)
 	creation := func(principal, resource string) kmsg.CreateACLsRequestCreation {
 		cr := kmsg.NewCreateACLsRequestCreation()
 		cr.ResourceType = kmsg.ACLResourceTypeTopic
@@ -79,22 +80,16 @@ func builtACLCapture(t *testing.T) string {
 		return r.AppendTo(nil)
 	}
 	req := func(key int16, corr int32, body []byte) []byte {
-		h := binary.BigEndian.AppendUint16(nil, uint16(key))
-		h = binary.BigEndian.AppendUint16(h, 3)
-		h = binary.BigEndian.AppendUint32(h, uint32(corr))
-		h = binary.BigEndian.AppendUint16(h, 4)
-		h = append(h, "kadm"...)
-		h = append(h, 0) // request header v2: no tagged fields
-		return kafkaFrame(h, body)
+		return testkit.Request(key, 3, corr, testkit.Ptr("kadm"), true, body)
 	}
 	resp := func(corr int32, body []byte) []byte {
-		return kafkaFrame(append(binary.BigEndian.AppendUint32(nil, uint32(corr)), 0), body)
+		return testkit.Response(corr, true, body)
 	}
 
-	c.send(true, req(30, 2, createReq(creation(firstPrincipal, "orders"))))
-	c.send(false, resp(2, createResp(0)))
-	c.send(true, req(30, 3, createReq(creation(searchPrincipal, "orders"), creation(searchPrincipal, "payments"))))
-	c.send(false, resp(3, createResp(0, 0)))
+	c.Send(true, req(30, 2, createReq(creation(firstPrincipal, "orders"))))
+	c.Send(false, resp(2, createResp(0)))
+	c.Send(true, req(30, 3, createReq(creation(searchPrincipal, "orders"), creation(searchPrincipal, "payments"))))
+	c.Send(false, resp(3, createResp(0, 0)))
 
 	del := kmsg.NewDeleteACLsRequest()
 	del.Version = 3
@@ -109,23 +104,17 @@ func builtACLCapture(t *testing.T) string {
 	delResp := kmsg.NewDeleteACLsResponse()
 	delResp.Version = 3
 	delResp.Results = append(delResp.Results, kmsg.NewDeleteACLsResponseResult())
-	c.send(true, req(31, 4, del.AppendTo(nil)))
-	c.send(false, resp(4, delResp.AppendTo(nil)))
+	c.Send(true, req(31, 4, del.AppendTo(nil)))
+	c.Send(false, resp(4, delResp.AppendTo(nil)))
 
 	// Two creations announced (compact length 3), one present: the
 	// decoder runs out of bytes in the second. The frame itself is whole,
 	// so reassembly hands it over and only the dissector complains.
 	bad := createReq(creation("User:mallory", "orders"))
 	bad[0] = 3
-	c.send(true, req(30, 5, bad[:len(bad)-1]))
-	c.send(false, resp(5, createResp(42))) // INVALID_REQUEST
-	return b.file()
-}
-
-// kafkaFrame puts the size prefix on a header and body.
-func kafkaFrame(head, body []byte) []byte {
-	b := binary.BigEndian.AppendUint32(nil, uint32(len(head)+len(body)))
-	return append(append(b, head...), body...)
+	c.Send(true, req(30, 5, bad[:len(bad)-1]))
+	c.Send(false, resp(5, createResp(42))) // INVALID_REQUEST
+	return b.File(t)
 }
 
 // captureEntries reads a capture with the reader runCaptureTUI starts
@@ -729,7 +718,7 @@ func TestTUIModelTreeFieldStatus(t *testing.T) {
 // a code the table does not know is given by number.
 func TestKafkaErrorOfResponse(t *testing.T) {
 	resp := func(codes ...int16) *dissect.Message {
-		frame := kafkaFrame(append(binary.BigEndian.AppendUint32(nil, 7), 0), createResp(codes...))
+		frame := testkit.Response(7, true, createResp(codes...))
 		m := dissect.NewRegistry().Decode(frame, dissect.Options{Direction: dissect.Response, APIKey: 30, APIVersion: 3})
 		if len(m.Problems) > 0 {
 			t.Fatalf("codes %v: %v", codes, m.Problems)
@@ -746,7 +735,7 @@ func TestKafkaErrorOfResponse(t *testing.T) {
 		{[]int16{42}, "INVALID_REQUEST"},
 		{[]int16{0, 9999}, "error 9999"},
 	} {
-		if got := entryOf(resp(c.codes...)).KafkaError; got != c.want {
+		if got := tui.EntryOf(resp(c.codes...)).KafkaError; got != c.want {
 			t.Errorf("codes %v: KafkaError %q, want %q", c.codes, got, c.want)
 		}
 	}

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"net/netip"
@@ -15,41 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // ---- frames built with kmsg, decoded by the real decoder ----
-
-func requestFrame(r kmsg.Request, corr int32, clientID *string) []byte {
-	b := make([]byte, 4, 64)
-	b = binary.BigEndian.AppendUint16(b, uint16(r.Key()))
-	b = binary.BigEndian.AppendUint16(b, uint16(r.GetVersion()))
-	b = binary.BigEndian.AppendUint32(b, uint32(corr))
-	if clientID == nil {
-		b = binary.BigEndian.AppendUint16(b, 0xffff)
-	} else {
-		b = binary.BigEndian.AppendUint16(b, uint16(len(*clientID)))
-		b = append(b, *clientID...)
-	}
-	if r.IsFlexible() {
-		b = append(b, 0)
-	}
-	b = r.AppendTo(b)
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	return b
-}
-
-func responseFrame(r kmsg.Response, corr int32) []byte {
-	b := make([]byte, 4, 64)
-	b = binary.BigEndian.AppendUint32(b, uint32(corr))
-	if r.IsFlexible() {
-		b = append(b, 0)
-	}
-	b = r.AppendTo(b)
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	return b
-}
-
-func sp(s string) *string { return &s }
 
 var (
 	t0     = time.Date(2026, 11, 29, 18, 24, 47, 281861000, time.UTC)
@@ -58,17 +26,17 @@ var (
 )
 
 func reqMeta(index int) Meta {
-	return Meta{Index: index, Time: t0, Client: client, Broker: broker, Principal: sp("User:admin")}
+	return Meta{Index: index, Time: t0, Client: client, Broker: broker, Principal: testkit.Ptr("User:admin")}
 }
 
 func respMeta(index int) Meta {
 	return Meta{Index: index, Time: t0.Add(time.Millisecond), Client: client, Broker: broker,
-		Principal: sp("User:admin"), Latency: 231 * time.Microsecond, HasLatency: true}
+		Principal: testkit.Ptr("User:admin"), Latency: 231 * time.Microsecond, HasLatency: true}
 }
 
 func decodeReq(t *testing.T, r kmsg.Request, corr int32, clientID *string) *dissect.Message {
 	t.Helper()
-	m := dissect.Builtin().Decode(requestFrame(r, corr, clientID), dissect.Options{})
+	m := dissect.Builtin().Decode(testkit.KmsgRequest(r, corr, clientID), dissect.Options{})
 	if len(m.Problems) > 0 {
 		t.Fatalf("request: %v", m.Problems)
 	}
@@ -77,7 +45,7 @@ func decodeReq(t *testing.T, r kmsg.Request, corr int32, clientID *string) *diss
 
 func decodeResp(t *testing.T, r kmsg.Response, key int16, corr int32) *dissect.Message {
 	t.Helper()
-	m := dissect.Builtin().Decode(responseFrame(r, corr), dissect.Options{Direction: dissect.Response, APIKey: key, APIVersion: r.GetVersion()})
+	m := dissect.Builtin().Decode(testkit.KmsgResponse(r, corr), dissect.Options{Direction: dissect.Response, APIKey: key, APIVersion: r.GetVersion()})
 	if len(m.Problems) > 0 {
 		t.Fatalf("response: %v", m.Problems)
 	}
@@ -109,12 +77,12 @@ func createExchange(t *testing.T, v int16) (*Request, *Response) {
 	for _, e := range []struct {
 		code int16
 		msg  *string
-	}{{0, nil}, {31, sp("CLUSTER_AUTHORIZATION_FAILED")}, {42, sp("invalid resource type")}} {
+	}{{0, nil}, {31, testkit.Ptr("CLUSTER_AUTHORIZATION_FAILED")}, {42, testkit.Ptr("invalid resource type")}} {
 		res := kmsg.NewCreateACLsResponseResult()
 		res.ErrorCode, res.ErrorMessage = e.code, e.msg
 		resp.Results = append(resp.Results, res)
 	}
-	return ReadRequest(decodeReq(t, req, 7, sp("kadm")), reqMeta(15)),
+	return ReadRequest(decodeReq(t, req, 7, testkit.Ptr("kadm")), reqMeta(15)),
 		ReadResponse(decodeResp(t, resp, 30, 7), respMeta(16))
 }
 
@@ -126,21 +94,21 @@ func TestCreateRows(t *testing.T) {
 	for v := int16(0); v <= 3; v++ {
 		req, resp := createExchange(t, v)
 		rows := Rows(req, resp)
-		lit, pre := sp("LITERAL"), sp("PREFIXED")
+		lit, pre := testkit.Ptr("LITERAL"), testkit.Ptr("PREFIXED")
 		if v == 0 {
 			pre = lit // v0 carries no pattern type: Kafka implies LITERAL
 		}
-		base := Row{Time: t0, Client: client, Broker: broker, Principal: sp("User:admin"), ClientID: sp("kadm"),
-			Action: Create, APIVersion: v, CorrelationID: 7, LatencyUs: ptr(int64(231)),
-			RequestIndex: ptr(15), ResponseIndex: ptr(16)}
+		base := Row{Time: t0, Client: client, Broker: broker, Principal: testkit.Ptr("User:admin"), ClientID: testkit.Ptr("kadm"),
+			Action: Create, APIVersion: v, CorrelationID: 7, LatencyUs: testkit.Ptr(int64(231)),
+			RequestIndex: testkit.Ptr(15), ResponseIndex: testkit.Ptr(16)}
 		want := []Row{base, base, base}
-		want[0].Binding = bind(sp("TOPIC"), sp("orders"), lit, sp("User:alice"), sp("*"), sp("WRITE"), sp("ALLOW"))
+		want[0].Binding = bind(testkit.Ptr("TOPIC"), testkit.Ptr("orders"), lit, testkit.Ptr("User:alice"), testkit.Ptr("*"), testkit.Ptr("WRITE"), testkit.Ptr("ALLOW"))
 		want[0].Result = "ok"
-		want[1].Binding = bind(sp("GROUP"), sp("consumers-"), pre, sp("User:bob"), sp("*"), sp("READ"), sp("DENY"))
-		want[1].Result, want[1].ErrorCode, want[1].ErrorName, want[1].ErrorMessage = "error", ptr(int16(31)), sp("CLUSTER_AUTHORIZATION_FAILED"), sp("CLUSTER_AUTHORIZATION_FAILED")
+		want[1].Binding = bind(testkit.Ptr("GROUP"), testkit.Ptr("consumers-"), pre, testkit.Ptr("User:bob"), testkit.Ptr("*"), testkit.Ptr("READ"), testkit.Ptr("DENY"))
+		want[1].Result, want[1].ErrorCode, want[1].ErrorName, want[1].ErrorMessage = "error", testkit.Ptr(int16(31)), testkit.Ptr("CLUSTER_AUTHORIZATION_FAILED"), testkit.Ptr("CLUSTER_AUTHORIZATION_FAILED")
 		// Values without a Kafka name are their numbers.
-		want[2].Binding = bind(sp("9"), sp("what"), lit, sp("User:eve"), sp("*"), sp("42"), sp("ALLOW"))
-		want[2].Result, want[2].ErrorCode, want[2].ErrorName, want[2].ErrorMessage = "error", ptr(int16(42)), sp("INVALID_REQUEST"), sp("invalid resource type")
+		want[2].Binding = bind(testkit.Ptr("9"), testkit.Ptr("what"), lit, testkit.Ptr("User:eve"), testkit.Ptr("*"), testkit.Ptr("42"), testkit.Ptr("ALLOW"))
+		want[2].Result, want[2].ErrorCode, want[2].ErrorName, want[2].ErrorMessage = "error", testkit.Ptr(int16(42)), testkit.Ptr("INVALID_REQUEST"), testkit.Ptr("invalid resource type")
 		if !reflect.DeepEqual(rows, want) {
 			t.Errorf("v%d:\n got %s\nwant %s", v, jsonOf(t, rows), jsonOf(t, want))
 		}
@@ -159,10 +127,10 @@ func deleteExchange(t *testing.T, v int16) (*dissect.Message, *dissect.Message) 
 	req := kmsg.NewPtrDeleteACLsRequest()
 	req.Version = v
 	f0 := kmsg.NewDeleteACLsRequestFilter() // everything on topic orders
-	f0.ResourceType, f0.ResourceName, f0.ResourcePatternType = kmsg.ACLResourceTypeTopic, sp("orders"), kmsg.ACLResourcePatternTypeLiteral
+	f0.ResourceType, f0.ResourceName, f0.ResourcePatternType = kmsg.ACLResourceTypeTopic, testkit.Ptr("orders"), kmsg.ACLResourcePatternTypeLiteral
 	f0.Operation, f0.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
 	f1 := f0 // matches nothing
-	f1.ResourceName, f1.Principal, f1.Host = sp("nothing"), sp("User:nobody"), sp("*")
+	f1.ResourceName, f1.Principal, f1.Host = testkit.Ptr("nothing"), testkit.Ptr("User:nobody"), testkit.Ptr("*")
 	f2 := f0 // refused
 	f2.ResourceType = kmsg.ACLResourceTypeCluster
 	f2.ResourceName = nil
@@ -176,13 +144,13 @@ func deleteExchange(t *testing.T, v int16) (*dissect.Message, *dissect.Message) 
 		ma.ResourceType, ma.ResourceName, ma.ResourcePatternType = kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLResourcePatternTypeLiteral
 		ma.Principal, ma.Host, ma.Operation, ma.PermissionType = who, "*", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
 		if i == 1 {
-			ma.ErrorCode, ma.ErrorMessage = -1, sp("disk on fire")
+			ma.ErrorCode, ma.ErrorMessage = -1, testkit.Ptr("disk on fire")
 		}
 		r0.MatchingACLs = append(r0.MatchingACLs, ma)
 	}
 	r1 := kmsg.NewDeleteACLsResponseResult()
 	r2 := kmsg.NewDeleteACLsResponseResult()
-	r2.ErrorCode, r2.ErrorMessage = 31, sp("not allowed")
+	r2.ErrorCode, r2.ErrorMessage = 31, testkit.Ptr("not allowed")
 	resp.Results = []kmsg.DeleteACLsResponseResult{r0, r1, r2}
 	return decodeReq(t, req, 9, nil), decodeResp(t, resp, 31, 9)
 }
@@ -191,24 +159,24 @@ func TestDeleteRows(t *testing.T) {
 	for v := int16(0); v <= 3; v++ {
 		mreq, mresp := deleteExchange(t, v)
 		rows := Rows(ReadRequest(mreq, reqMeta(25)), ReadResponse(mresp, respMeta(26)))
-		lit := sp("LITERAL")
-		base := Row{Time: t0, Client: client, Broker: broker, Principal: sp("User:admin"),
-			Action: Delete, APIVersion: v, CorrelationID: 9, LatencyUs: ptr(int64(231)),
-			RequestIndex: ptr(25), ResponseIndex: ptr(26), FilterIndex: ptr(0)}
+		lit := testkit.Ptr("LITERAL")
+		base := Row{Time: t0, Client: client, Broker: broker, Principal: testkit.Ptr("User:admin"),
+			Action: Delete, APIVersion: v, CorrelationID: 9, LatencyUs: testkit.Ptr(int64(231)),
+			RequestIndex: testkit.Ptr(25), ResponseIndex: testkit.Ptr(26), FilterIndex: testkit.Ptr(0)}
 		want := []Row{base, base, base, base}
 		// Filter 0 matched two bindings: one deleted, one not.
-		want[0].Binding = bind(sp("TOPIC"), sp("orders"), lit, sp("User:alice"), sp("*"), sp("READ"), sp("ALLOW"))
+		want[0].Binding = bind(testkit.Ptr("TOPIC"), testkit.Ptr("orders"), lit, testkit.Ptr("User:alice"), testkit.Ptr("*"), testkit.Ptr("READ"), testkit.Ptr("ALLOW"))
 		want[0].Result = "ok"
-		want[1].Binding = bind(sp("TOPIC"), sp("orders"), lit, sp("User:bob"), sp("*"), sp("READ"), sp("ALLOW"))
-		want[1].Result, want[1].ErrorCode, want[1].ErrorName, want[1].ErrorMessage = "error", ptr(int16(-1)), sp("UNKNOWN_SERVER_ERROR"), sp("disk on fire")
+		want[1].Binding = bind(testkit.Ptr("TOPIC"), testkit.Ptr("orders"), lit, testkit.Ptr("User:bob"), testkit.Ptr("*"), testkit.Ptr("READ"), testkit.Ptr("ALLOW"))
+		want[1].Result, want[1].ErrorCode, want[1].ErrorName, want[1].ErrorMessage = "error", testkit.Ptr(int16(-1)), testkit.Ptr("UNKNOWN_SERVER_ERROR"), testkit.Ptr("disk on fire")
 		// Filter 1 matched nothing: the filter is the binding.
-		want[2].FilterIndex = ptr(1)
-		want[2].Binding = bind(sp("TOPIC"), sp("nothing"), lit, sp("User:nobody"), sp("*"), sp("ANY"), sp("ANY"))
+		want[2].FilterIndex = testkit.Ptr(1)
+		want[2].Binding = bind(testkit.Ptr("TOPIC"), testkit.Ptr("nothing"), lit, testkit.Ptr("User:nobody"), testkit.Ptr("*"), testkit.Ptr("ANY"), testkit.Ptr("ANY"))
 		want[2].Result = "no_match"
 		// Filter 2 failed: the filter is the binding, null fields null.
-		want[3].FilterIndex = ptr(2)
-		want[3].Binding = bind(sp("CLUSTER"), nil, lit, nil, nil, sp("ANY"), sp("ANY"))
-		want[3].Result, want[3].ErrorCode, want[3].ErrorName, want[3].ErrorMessage = "error", ptr(int16(31)), sp("CLUSTER_AUTHORIZATION_FAILED"), sp("not allowed")
+		want[3].FilterIndex = testkit.Ptr(2)
+		want[3].Binding = bind(testkit.Ptr("CLUSTER"), nil, lit, nil, nil, testkit.Ptr("ANY"), testkit.Ptr("ANY"))
+		want[3].Result, want[3].ErrorCode, want[3].ErrorName, want[3].ErrorMessage = "error", testkit.Ptr(int16(31)), testkit.Ptr("CLUSTER_AUTHORIZATION_FAILED"), testkit.Ptr("not allowed")
 		if !reflect.DeepEqual(rows, want) {
 			t.Errorf("v%d:\n got %s\nwant %s", v, jsonOf(t, rows), jsonOf(t, want))
 		}
@@ -246,10 +214,10 @@ func TestResponseWithoutRequest(t *testing.T) {
 	if len(rows) != 2 {
 		t.Fatalf("%d rows, want the 2 matching ACLs: %s", len(rows), jsonOf(t, rows))
 	}
-	want := Row{Time: t0.Add(time.Millisecond), Client: client, Broker: broker, Principal: sp("User:admin"),
-		Action: Delete, APIVersion: 3, CorrelationID: 9, LatencyUs: ptr(int64(231)),
-		RequestIndex: ptr(40), ResponseIndex: ptr(41), FilterIndex: ptr(0), Result: "ok",
-		Binding: bind(sp("TOPIC"), sp("orders"), sp("LITERAL"), sp("User:alice"), sp("*"), sp("READ"), sp("ALLOW"))}
+	want := Row{Time: t0.Add(time.Millisecond), Client: client, Broker: broker, Principal: testkit.Ptr("User:admin"),
+		Action: Delete, APIVersion: 3, CorrelationID: 9, LatencyUs: testkit.Ptr(int64(231)),
+		RequestIndex: testkit.Ptr(40), ResponseIndex: testkit.Ptr(41), FilterIndex: testkit.Ptr(0), Result: "ok",
+		Binding: bind(testkit.Ptr("TOPIC"), testkit.Ptr("orders"), testkit.Ptr("LITERAL"), testkit.Ptr("User:alice"), testkit.Ptr("*"), testkit.Ptr("READ"), testkit.Ptr("ALLOW"))}
 	if !reflect.DeepEqual(rows[0], want) {
 		t.Errorf("got %s\nwant %s", jsonOf(t, rows[:1]), jsonOf(t, []Row{want}))
 	}
@@ -394,10 +362,10 @@ func TestTableFitsWidth(t *testing.T) {
 func TestHostileText(t *testing.T) {
 	evil := "\x1b[2J\x1b]0;pwned\x07\u202eUser:\xff"
 	req, resp := createExchange(t, 3)
-	req.Bindings[0].Principal = sp(evil)
-	req.Bindings[0].ResourceName = sp(evil)
-	req.Principal = sp(evil)
-	resp.Results[1].ErrorMessage = sp(evil)
+	req.Bindings[0].Principal = testkit.Ptr(evil)
+	req.Bindings[0].ResourceName = testkit.Ptr(evil)
+	req.Principal = testkit.Ptr(evil)
+	resp.Results[1].ErrorMessage = testkit.Ptr(evil)
 	rows := Rows(req, resp)
 	var tb, cb, jb bytes.Buffer
 	WriteTable(&tb, rows, 0, false)
@@ -459,7 +427,7 @@ func TestGlob(t *testing.T) {
 
 func TestFilters(t *testing.T) {
 	rows := sampleRows(t)
-	rows[0].Principal = sp("User:alice")
+	rows[0].Principal = testkit.Ptr("User:alice")
 	rows[1].Principal = nil
 	if got := Who(rows, "User:ali*"); len(got) != 1 || got[0].RequestIndex == nil || *got[0].Binding.ResourceName != "orders" {
 		t.Errorf("Who: %s", jsonOf(t, got))
@@ -480,8 +448,8 @@ func TestFilters(t *testing.T) {
 
 func TestEffect(t *testing.T) {
 	mk := func(act Action, res string, idx int, name string) Row {
-		return Row{Action: act, Result: res, RequestIndex: ptr(idx), Principal: sp("User:admin"),
-			Binding: bind(sp("TOPIC"), sp(name), sp("LITERAL"), sp("User:x"), sp("*"), sp("READ"), sp("ALLOW"))}
+		return Row{Action: act, Result: res, RequestIndex: testkit.Ptr(idx), Principal: testkit.Ptr("User:admin"),
+			Binding: bind(testkit.Ptr("TOPIC"), testkit.Ptr(name), testkit.Ptr("LITERAL"), testkit.Ptr("User:x"), testkit.Ptr("*"), testkit.Ptr("READ"), testkit.Ptr("ALLOW"))}
 	}
 	rows := []Row{
 		mk(Create, "ok", 1, "b"),       // added
@@ -531,7 +499,7 @@ func TestCutRequest(t *testing.T) {
 	cr := kmsg.NewCreateACLsRequestCreation()
 	cr.Principal = "User:alice"
 	req.Creations = append(req.Creations, cr)
-	frame := requestFrame(req, 1, nil)
+	frame := testkit.KmsgRequest(req, 1, nil)
 	frame[15] = 3                // compact array length: 2 elements
 	frame = frame[:len(frame)-1] // without the body's tagged fields
 	frame[3]--                   // the size prefix: the frame is whole, its body short

@@ -20,6 +20,8 @@ import (
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 func main() {
@@ -88,8 +90,8 @@ func generate(path string, size int64, nconns, mss int, seed uint64) error {
 			req, resp = aclPair(g.rng, c.corr)
 		} else {
 			n := 1024 + g.rng.IntN(15<<10)
-			req = frame(requestHeader(0, 9, c.corr, "bench-producer"), body[:n])
-			resp = frame(responseHeader(c.corr, true), body[:40])
+			req = testkit.Request(0, 9, c.corr, &producerID, true, body[:n])
+			resp = testkit.Response(c.corr, true, body[:40])
 		}
 		g.stream(c, true, req)
 		g.stream(c, false, resp)
@@ -205,32 +207,10 @@ func ipChecksum(h []byte) uint16 {
 	return ^uint16(sum)
 }
 
-func requestHeader(key, ver int16, corr int32, client string) []byte {
-	b := binary.BigEndian.AppendUint16(nil, uint16(key))
-	b = binary.BigEndian.AppendUint16(b, uint16(ver))
-	b = binary.BigEndian.AppendUint32(b, uint32(corr))
-	b = binary.BigEndian.AppendUint16(b, uint16(len(client)))
-	b = append(b, client...)
-	return append(b, 0) // header v2: no tagged fields
-}
-
-func responseHeader(corr int32, flexible bool) []byte {
-	b := binary.BigEndian.AppendUint32(nil, uint32(corr))
-	if flexible {
-		b = append(b, 0)
-	}
-	return b
-}
-
-func frame(head, body []byte) []byte {
-	b := binary.BigEndian.AppendUint32(nil, uint32(len(head)+len(body)))
-	b = append(b, head...)
-	return append(b, body...)
-}
-
 var (
-	principals = []string{"User:alice", "User:bob", "User:svc-orders", "User:Zoë"}
-	topics     = []string{"orders", "payments", "audit-log", "clicks"}
+	producerID, adminID = "bench-producer", "kadm"
+	principals          = []string{"User:alice", "User:bob", "User:svc-orders", "User:Zoë"}
+	topics              = []string{"orders", "payments", "audit-log", "clicks"}
 )
 
 // aclPair is a CreateAcls or DeleteAcls v3 request and its response.
@@ -252,8 +232,8 @@ func aclPair(rng *rand.Rand, corr int32) ([]byte, []byte) {
 			req.Creations = append(req.Creations, c)
 			resp.Results = append(resp.Results, kmsg.NewCreateACLsResponseResult())
 		}
-		return frame(requestHeader(30, 3, corr, "kadm"), req.AppendTo(nil)),
-			frame(responseHeader(corr, true), resp.AppendTo(nil))
+		return testkit.KmsgRequest(&req, corr, &adminID),
+			testkit.KmsgResponse(&resp, corr)
 	}
 	req := kmsg.NewDeleteACLsRequest()
 	req.Version = 3
@@ -278,6 +258,6 @@ func aclPair(rng *rand.Rand, corr int32) ([]byte, []byte) {
 	m.PermissionType = kmsg.ACLPermissionTypeAllow
 	r.MatchingACLs = append(r.MatchingACLs, m)
 	resp.Results = append(resp.Results, r)
-	return frame(requestHeader(31, 3, corr, "kadm"), req.AppendTo(nil)),
-		frame(responseHeader(corr, true), resp.AppendTo(nil))
+	return testkit.KmsgRequest(&req, corr, &adminID),
+		testkit.KmsgResponse(&resp, corr)
 }

@@ -1,0 +1,42 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/kdissect/kdissect/dissect"
+)
+
+// EntryOf is the list row of a decoded message, without its place in the
+// capture: the caller sets Index, Time, Src, Dst, Peer and Who. It lives
+// here so that the CLI and the explorer's tests share one mapping.
+func EntryOf(m *dissect.Message) Entry {
+	e := Entry{
+		Direction: m.Direction, APIKey: m.APIKey, APIName: m.APIName, APIVersion: m.APIVersion,
+		CorrelationID: m.CorrelationID, Summary: m.Summary, HasProblems: len(m.Problems) > 0,
+	}
+	if m.Direction == dissect.Response {
+		e.KafkaError = kafkaError(m.Tree)
+	}
+	return e
+}
+
+// kafkaError is the name of the first non-zero error code in a tree, in
+// pre-order (a top-level error before the per-item ones), or "".
+func kafkaError(n *dissect.Node) string {
+	if n == nil {
+		return ""
+	}
+	if (n.Name == "ErrorCode" || n.Name == "TopLevelErrorCode") && n.Kind == dissect.KindInt && n.HasValue() && n.Int != 0 {
+		if name := n.EnumName(); name != "" && !strings.HasPrefix(name, "unknown ") {
+			return name
+		}
+		return "error " + strconv.FormatInt(n.Int, 10) // a code the table does not know
+	}
+	for _, c := range n.Children {
+		if s := kafkaError(c); s != "" {
+			return s
+		}
+	}
+	return ""
+}
