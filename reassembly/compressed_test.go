@@ -3,14 +3,11 @@ package reassembly
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/binary"
 	"testing"
 
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
 	"github.com/klauspost/compress/zstd"
-
-	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // compressedConv is one request carried by two segments, as a pcap and as a
@@ -21,7 +18,7 @@ func compressedConv(t *testing.T) (req, pcap, pcapng []byte) {
 	v.Handshake()
 	v.Send(true, req[:20])
 	v.Send(true, req[20:])
-	pcap = testkit.PcapFile(binary.LittleEndian, false, 0, uint32(layers.LinkTypeEthernet), v.Cap.Packets)
+	pcap = v.Cap.Bytes()
 	var ng bytes.Buffer
 	w, err := pcapgo.NewNgWriter(&ng, layers.LinkTypeEthernet)
 	if err != nil {

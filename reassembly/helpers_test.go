@@ -28,8 +28,8 @@ func kreq(apiKey, version int16, corr int32, clientID string, body int) []byte {
 	return testkit.Request(apiKey, version, corr, &clientID, false, testkit.Counting(body, 0))
 }
 
-// kresp is the tests' response: a v0 header and a body counting up from
-// 0xa0, so that no response body reads like a request's.
+// kresp is the tests' response: a v0 header and a body of bytes counting
+// up from 0xa0.
 func kresp(corr int32, body int) []byte {
 	return testkit.Response(corr, false, testkit.Counting(body, 0xa0))
 }
