@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // benchCapture builds an in-memory pcap: conns connections each sending
@@ -19,12 +21,11 @@ func benchCapture(b *testing.B, conns, frames int) []byte {
 	var buf bytes.Buffer
 	w := pcapgo.NewWriter(&buf)
 	w.WriteFileHeader(262144, layers.LinkTypeEthernet)
-	t := &testing.T{}
-	vs := make([]*conv, conns)
+	vs := make([]*testkit.Conn, conns)
 	for i := range vs {
 		c := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}), uint16(30000+i))
-		vs[i] = newConv(t, c, srv, uint32(i)*7919, 1)
-		vs[i].handshake()
+		vs[i] = newConv(c, srv, uint32(i)*7919, 1)
+		vs[i].Handshake()
 	}
 	for f := 0; f < frames; f++ {
 		v := vs[f%conns]
@@ -35,14 +36,14 @@ func benchCapture(b *testing.B, conns, frames int) []byte {
 		req := kreq(key, 9, int32(f), "bench", 1024+(f*7919)%(15*1024))
 		for len(req) > 0 {
 			n := min(1448, len(req))
-			v.send(true, req[:n])
+			v.Send(true, req[:n])
 			req = req[n:]
 		}
-		v.send(false, kresp(int32(f), 40))
+		v.Send(false, kresp(int32(f), 40))
 	}
 	for _, v := range vs {
-		for _, p := range v.pkts {
-			w.WritePacket(p.ci, p.data)
+		for _, p := range v.Cap.Packets {
+			w.WritePacket(p.CI, p.Data)
 		}
 	}
 	return buf.Bytes()

@@ -3,6 +3,8 @@ package reassembly
 import (
 	"fmt"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // bufConfig caps buffering at 1000 bytes a connection, 1500 in all.
@@ -23,13 +25,13 @@ func wantHeld(t *testing.T, r *recorder, want ...int) {
 // A wanted body larger than MaxConnBuffer is not buffered: BufferLimit,
 // then the frame Truncated to its head; the next frame is whole again.
 func TestBufferLimitConnByBody(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	f, g := kreq(30, 3, 1, "c", 1185), kreq(31, 3, 2, "c", 5) // 1200, 20 bytes
-	v.send(true, f[:500])
-	v.send(true, f[500:1000])
-	v.send(true, f[1000:])
-	v.send(true, g)
-	r := runAt(t, bufConfig(1000, 1500), v.pkts)
+	v.Send(true, f[:500])
+	v.Send(true, f[500:1000])
+	v.Send(true, f[1000:])
+	v.Send(true, g)
+	r := runAt(t, bufConfig(1000, 1500), v.Cap.Packets)
 	wantLines(t, r,
 		"4: limit c1> off=0 len=1200",
 		"6: frame c1> off=0 size=1200 pk=[4 5 6] truncated(68)",
@@ -45,18 +47,18 @@ func TestBufferLimitConnByBody(t *testing.T) {
 // body fits again.
 func TestBufferLimitTotalByBody(t *testing.T) {
 	cli2 := netipMust("10.0.0.1:40001")
-	v, w := opened(t), newConv(t, cli2, srv, 70000, 80000)
-	w.handshake()
+	v, w := opened(), newConv(cli2, srv, 70000, 80000)
+	w.Handshake()
 	g := kreq(30, 3, 1, "c", 885)                                // 900 bytes
 	h1, h2 := kreq(31, 3, 2, "d", 785), kreq(31, 3, 3, "d", 785) // 800 bytes each
-	v.send(true, g[:500])                                        // 7
-	w.send(true, h1[:500])                                       // 8
-	v.send(true, g[500:])                                        // 9
-	w.send(true, h1[500:])                                       // 10
-	w.send(true, h2[:500])                                       // 11
-	w.send(true, h2[500:])                                       // 12
-	pkts := append(append(append([]pkt(nil), v.pkts[:3]...), w.pkts[:3]...),
-		v.pkts[3], w.pkts[3], v.pkts[4], w.pkts[4], w.pkts[5], w.pkts[6])
+	v.Send(true, g[:500])                                        // 7
+	w.Send(true, h1[:500])                                       // 8
+	v.Send(true, g[500:])                                        // 9
+	w.Send(true, h1[500:])                                       // 10
+	w.Send(true, h2[:500])                                       // 11
+	w.Send(true, h2[500:])                                       // 12
+	pkts := append(append(append([]testkit.Packet(nil), v.Cap.Packets[:3]...), w.Cap.Packets[:3]...),
+		v.Cap.Packets[3], w.Cap.Packets[3], v.Cap.Packets[4], w.Cap.Packets[4], w.Cap.Packets[5], w.Cap.Packets[6])
 	r := runAt(t, bufConfig(1000, 1500), pkts)
 	wantLines(t, r,
 		"8: limit c2> off=0 len=800",
@@ -82,14 +84,14 @@ func quads(clientID string) (all []byte, k [4][]byte) {
 // (cutting the frame in progress), held data is delivered at once, and the
 // late segment is a retransmission of bytes given up on.
 func TestBufferLimitConnByOutOfOrder(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	all, k := quads("c")
-	s := v.cseq
-	v.raw(true, s, "A", all[:100], -1)        // 4: K1 starts, body reserved
-	v.raw(true, s+200, "A", all[200:700], -1) // 5: held
-	v.raw(true, s+700, "A", all[700:], -1)    // 6: held: 300+500+500 > 1000
-	v.raw(true, s+100, "A", all[100:200], -1) // 7: too late
-	r := runAt(t, bufConfig(1000, 1500), v.pkts)
+	s := v.CSeq
+	v.Raw(true, s, "A", all[:100], -1)        // 4: K1 starts, body reserved
+	v.Raw(true, s+200, "A", all[200:700], -1) // 5: held
+	v.Raw(true, s+700, "A", all[700:], -1)    // 6: held: 300+500+500 > 1000
+	v.Raw(true, s+100, "A", all[100:200], -1) // 7: too late
+	r := runAt(t, bufConfig(1000, 1500), v.Cap.Packets)
 	wantLines(t, r,
 		"6: limit c1> off=200 len=1000",
 		"6: gap c1> off=100 len=100",
@@ -109,14 +111,14 @@ func TestBufferLimitConnByOutOfOrder(t *testing.T) {
 // keeps its data until its hole is filled.
 func TestBufferLimitTotalByOutOfOrder(t *testing.T) {
 	cli2 := netipMust("10.0.0.1:40001")
-	v, w := opened(t), newConv(t, cli2, srv, 70000, 80000)
-	w.handshake()
+	v, w := opened(), newConv(cli2, srv, 70000, 80000)
+	w.Handshake()
 	a, ka := quads("a")
 	b, kb := quads("b")
-	v.raw(true, v.cseq+100, "A", a[100:900], -1) // 7: held 800
-	w.raw(true, w.cseq+100, "A", b[100:900], -1) // 8: held 800: 1600 > 1500
-	v.raw(true, v.cseq, "A", a[:100], -1)        // 9: fills c1's hole
-	pkts := append(append(append([]pkt(nil), v.pkts[:3]...), w.pkts[:3]...), v.pkts[3], w.pkts[3], v.pkts[4])
+	v.Raw(true, v.CSeq+100, "A", a[100:900], -1) // 7: held 800
+	w.Raw(true, w.CSeq+100, "A", b[100:900], -1) // 8: held 800: 1600 > 1500
+	v.Raw(true, v.CSeq, "A", a[:100], -1)        // 9: fills c1's hole
+	pkts := append(append(append([]testkit.Packet(nil), v.Cap.Packets[:3]...), w.Cap.Packets[:3]...), v.Cap.Packets[3], w.Cap.Packets[3], v.Cap.Packets[4])
 	r := runAt(t, bufConfig(1200, 1500), pkts)
 	wantLines(t, r,
 		"8: limit c2> off=100 len=800",
@@ -139,16 +141,16 @@ func TestBufferLimitTotalByOutOfOrder(t *testing.T) {
 // gives up its hole; then the response body reserved on the server side
 // leaves no room for the client's next body.
 func TestBufferLimitCountsBothDirections(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	q := kreq(30, 3, 7, "c", 5) // 20 bytes, in order: the response's request
-	v.send(true, q)
+	v.Send(true, q)
 	all, k := quads("c")
 	resp := [3][]byte{kresp(7, 292), kresp(7, 292), kresp(7, 292)} // 300 bytes each
 	rall := cat(resp[:]...)
-	v.raw(true, v.cseq+100, "A", all[100:700], -1)   // 5: client holds 600
-	v.raw(false, v.sseq+100, "A", rall[100:700], -1) // 6: server holds 600: 1200 > 1000
-	v.raw(true, v.cseq, "A", all[:100], -1)          // 7: client hole filled
-	r := runAt(t, bufConfig(1000, 5000), v.pkts)
+	v.Raw(true, v.CSeq+100, "A", all[100:700], -1)   // 5: client holds 600
+	v.Raw(false, v.SSeq+100, "A", rall[100:700], -1) // 6: server holds 600: 1200 > 1000
+	v.Raw(true, v.CSeq, "A", all[:100], -1)          // 7: client hole filled
+	r := runAt(t, bufConfig(1000, 5000), v.Cap.Packets)
 	wantLines(t, r,
 		"4: frame c1> off=0 size=20 pk=[4]",
 		"6: limit c1< off=100 len=600",

@@ -3,7 +3,6 @@ package reassembly
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/binary"
 	"testing"
 
 	"github.com/google/gopacket/layers"
@@ -15,18 +14,18 @@ import (
 // pcapng file.
 func compressedConv(t *testing.T) (req, pcap, pcapng []byte) {
 	req = kreq(30, 3, 1, "c", 30)
-	v := newConv(t, cli, srv, 1, 2)
-	v.handshake()
-	v.send(true, req[:20])
-	v.send(true, req[20:])
-	pcap = pcapFile(binary.LittleEndian, false, uint32(layers.LinkTypeEthernet), v.pkts)
+	v := newConv(cli, srv, 1, 2)
+	v.Handshake()
+	v.Send(true, req[:20])
+	v.Send(true, req[20:])
+	pcap = v.Cap.Bytes()
 	var ng bytes.Buffer
 	w, err := pcapgo.NewNgWriter(&ng, layers.LinkTypeEthernet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range v.pkts {
-		if err := w.WritePacket(p.ci, p.data); err != nil {
+	for _, p := range v.Cap.Packets {
+		if err := w.WritePacket(p.CI, p.Data); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,12 +5,14 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // planned is one conversation of TestInterleavedConnectionsWithPortReuse
 // with the events its packets must produce, by local packet index.
 type planned struct {
-	v      *conv
+	v      *testkit.Conn
 	want   map[int][]plannedEvent
 	frames map[int][][]byte
 	id     int // ConnKey.ID, known once the first packet is scheduled
@@ -28,8 +30,8 @@ type plannedEvent struct {
 // plan builds a conversation: handshake, n request/response pairs (every
 // other request in two segments), FIN both ways and a last ACK.
 func plan(t *testing.T, c netip.AddrPort, isn uint32, n int, corr int32) *planned {
-	v := newConv(t, c, srv, isn, ^isn)
-	v.handshake()
+	v := newConv(c, srv, isn, ^isn)
+	v.Handshake()
 	pl := &planned{v: v, want: map[int][]plannedEvent{}, frames: map[int][][]byte{}}
 	add := func(at int, e plannedEvent, b []byte) {
 		pl.want[at] = append(pl.want[at], e)
@@ -40,28 +42,28 @@ func plan(t *testing.T, c netip.AddrPort, isn uint32, n int, corr int32) *planne
 	var coff, soff int
 	for i := 0; i < n; i++ {
 		q := kreq(30+int16(i%3), 3, corr+int32(i), fmt.Sprint("client-", c.Port()), 10+i*17)
-		first := len(v.pkts)
+		first := len(v.Cap.Packets)
 		if i%2 == 1 {
-			v.send(true, q[:9])
-			v.send(true, q[9:])
+			v.Send(true, q[:9])
+			v.Send(true, q[9:])
 		} else {
-			v.send(true, q)
+			v.Send(true, q)
 		}
 		var pk []int
-		for j := first; j < len(v.pkts); j++ {
+		for j := first; j < len(v.Cap.Packets); j++ {
 			pk = append(pk, j)
 		}
-		add(len(v.pkts)-1, plannedEvent{fromClient: true, off: coff, size: len(q), pkts: pk}, q)
+		add(len(v.Cap.Packets)-1, plannedEvent{fromClient: true, off: coff, size: len(q), pkts: pk}, q)
 		coff += len(q)
 		a := kresp(corr+int32(i), 5+i)
-		v.send(false, a)
-		add(len(v.pkts)-1, plannedEvent{off: soff, size: len(a), pkts: []int{len(v.pkts) - 1}}, a)
+		v.Send(false, a)
+		add(len(v.Cap.Packets)-1, plannedEvent{off: soff, size: len(a), pkts: []int{len(v.Cap.Packets) - 1}}, a)
 		soff += len(a)
 	}
-	v.fin(true)
-	v.fin(false)
-	add(len(v.pkts)-1, plannedEvent{end: true}, nil)
-	v.raw(true, v.cseq, "A", nil, -1) // after the end: ignored
+	v.Fin(true)
+	v.Fin(false)
+	add(len(v.Cap.Packets)-1, plannedEvent{end: true}, nil)
+	v.Raw(true, v.CSeq, "A", nil, -1) // after the end: ignored
 	return pl
 }
 
@@ -99,20 +101,20 @@ func TestInterleavedConnectionsWithPortReuse(t *testing.T) {
 		for s := range slots {
 			k := pos[s]
 			for _, pl := range slots[s] {
-				if k < len(pl.v.pkts) {
+				if k < len(pl.v.Cap.Packets) {
 					order = append(order, ref{pl, k})
 					pos[s]++
 					more = true
 					break
 				}
-				k -= len(pl.v.pkts)
+				k -= len(pl.v.Cap.Packets)
 			}
 		}
 	}
 
 	// Feed order, packet numbers and connection IDs; the expected events in
 	// the order the packets that complete them are fed.
-	var pkts []pkt
+	var pkts []testkit.Packet
 	num := map[*planned]map[int]int{}
 	var want []string
 	var wantBytes [][]byte
@@ -120,20 +122,20 @@ func TestInterleavedConnectionsWithPortReuse(t *testing.T) {
 	ids := 0
 	client := map[int]netip.AddrPort{}
 	for g, rf := range order {
-		p := rf.pl.v.pkts[rf.loc]
-		p.ci.Timestamp = t0.Add(time.Duration(g) * 5 * time.Millisecond)
+		p := rf.pl.v.Cap.Packets[rf.loc]
+		p.CI.Timestamp = t0.Add(time.Duration(g) * 5 * time.Millisecond)
 		pkts = append(pkts, p)
 		if num[rf.pl] == nil {
 			num[rf.pl] = map[int]int{}
 			ids++
 			rf.pl.id = ids
-			client[ids] = rf.pl.v.c
+			client[ids] = rf.pl.v.Client
 		}
 		num[rf.pl][rf.loc] = g + 1
 		for _, e := range rf.pl.want[rf.loc] {
 			if e.end {
-				want = append(want, endLine(rf.pl.id, rf.pl.v.c, srv, false))
-				wantEnds = append(wantEnds, p.ci.Timestamp)
+				want = append(want, endLine(rf.pl.id, rf.pl.v.Client, srv, false))
+				wantEnds = append(wantEnds, p.CI.Timestamp)
 				continue
 			}
 			var pk []int

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -13,38 +12,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
-// Test helpers: Kafka-looking frames, TCP packets on various links, and an
-// event recorder that renders events as one line each for exact comparison.
+// Test helpers of this package: the Kafka-like framing the tests inject, the
+// shorthands for its frames, and an event recorder that renders events as
+// one line each for exact comparison. Frames, TCP segments and pcap files are
+// built by internal/testkit, as in the other packages' tests.
 
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
-// kreq builds a request frame: size, api key, version, correlation ID,
-// client ID, then body bytes counting up.
+// kreq is the tests' request: a v1 header with a non-null client id and
+// a body of bytes counting up from 0, which say where they are.
 func kreq(apiKey, version int16, corr int32, clientID string, body int) []byte {
-	b := binary.BigEndian.AppendUint16(make([]byte, 4, 64), uint16(apiKey))
-	b = binary.BigEndian.AppendUint16(b, uint16(version))
-	b = binary.BigEndian.AppendUint32(b, uint32(corr))
-	b = binary.BigEndian.AppendUint16(b, uint16(len(clientID)))
-	b = append(b, clientID...)
-	for i := 0; i < body; i++ {
-		b = append(b, byte(i))
-	}
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	return b
+	return testkit.Request(apiKey, version, corr, &clientID, false, testkit.Counting(body, 0))
 }
 
-// kresp builds a response frame: size, correlation ID, body bytes.
+// kresp is the tests' response: a v0 header and a body of bytes counting
+// up from 0xa0.
 func kresp(corr int32, body int) []byte {
-	b := binary.BigEndian.AppendUint32(make([]byte, 4, 64), uint32(corr))
-	for i := 0; i < body; i++ {
-		b = append(b, byte(0xa0+i))
-	}
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	return b
+	return testkit.Response(corr, false, testkit.Counting(body, 0xa0))
 }
 
 // plausible is the test's request-header check: api key 0..100, version
@@ -115,182 +102,18 @@ var (
 	srv = netip.MustParseAddrPort("10.0.0.2:9092")
 )
 
-// pkt is one captured packet.
-type pkt struct {
-	data []byte
-	ci   gopacket.CaptureInfo
-	link layers.LinkType
-}
-
-// tcpSpec describes one TCP segment.
-type tcpSpec struct {
-	src, dst   netip.AddrPort
-	seq, ack   uint32
-	flags      string // any of "SAFR"
-	payload    []byte
-	v6ext      bool // IPv6 with a destination options header
-	snap       int  // captured bytes of the payload, when cut
-	link       layers.LinkType
-	vlans      int // 802.1Q tags, for Ethernet
-	nullBigEnd bool
-}
-
-// ipBytes serialises the IP+TCP part of a segment.
-func ipBytes(t *testing.T, s tcpSpec) (ip []byte, etherType uint16) {
-	t.Helper()
-	tcp := &layers.TCP{
-		SrcPort: layers.TCPPort(s.src.Port()), DstPort: layers.TCPPort(s.dst.Port()),
-		Seq: s.seq, Ack: s.ack, Window: 65535,
-		SYN: strings.Contains(s.flags, "S"), ACK: strings.Contains(s.flags, "A"),
-		FIN: strings.Contains(s.flags, "F"), RST: strings.Contains(s.flags, "R"),
-	}
-	buf := gopacket.NewSerializeBuffer()
-	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
-	var ls []gopacket.SerializableLayer
-	if s.src.Addr().Is4() {
-		ip4 := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP,
-			SrcIP: net.IP(s.src.Addr().AsSlice()), DstIP: net.IP(s.dst.Addr().AsSlice())}
-		tcp.SetNetworkLayerForChecksum(ip4)
-		ls = append(ls, ip4)
-		etherType = 0x0800
-	} else {
-		ip6 := &layers.IPv6{Version: 6, HopLimit: 64, NextHeader: layers.IPProtocolTCP,
-			SrcIP: net.IP(s.src.Addr().AsSlice()), DstIP: net.IP(s.dst.Addr().AsSlice())}
-		tcp.SetNetworkLayerForChecksum(ip6)
-		ls = append(ls, ip6)
-		if s.v6ext {
-			// Destination options header (8 bytes, one PadN option) before TCP.
-			ip6.NextHeader = layers.IPProtocolIPv6Destination
-			ls = append(ls, gopacket.Payload{byte(layers.IPProtocolTCP), 0, 1, 4, 0, 0, 0, 0})
-		}
-		etherType = 0x86dd
-	}
-	ls = append(ls, tcp, gopacket.Payload(s.payload))
-	if err := gopacket.SerializeLayers(buf, opts, ls...); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes(), etherType
-}
-
-// frameBytes wraps the IP packet in the requested link header.
-func frameBytes(t *testing.T, s tcpSpec) []byte {
-	t.Helper()
-	ip, et := ipBytes(t, s)
-	var hdr []byte
-	switch s.link {
-	case layers.LinkTypeEthernet:
-		hdr = make([]byte, 12, 32)
-		tpids := []uint16{0x88a8, 0x8100}
-		for i := 0; i < s.vlans; i++ {
-			hdr = binary.BigEndian.AppendUint16(hdr, tpids[(i+len(tpids)-s.vlans%2)%2])
-			hdr = binary.BigEndian.AppendUint16(hdr, uint16(100+i))
-		}
-		hdr = binary.BigEndian.AppendUint16(hdr, et)
-	case layers.LinkTypeLinuxSLL:
-		hdr = make([]byte, 14, 16)
-		hdr = binary.BigEndian.AppendUint16(hdr, et)
-	case LinkTypeLinuxSLL2:
-		hdr = binary.BigEndian.AppendUint16(nil, et)
-		hdr = append(hdr, make([]byte, 18)...)
-	case layers.LinkTypeNull:
-		fam := uint32(2)
-		if et == 0x86dd {
-			fam = 30
-		}
-		if s.nullBigEnd {
-			hdr = binary.BigEndian.AppendUint32(nil, fam)
-		} else {
-			hdr = binary.LittleEndian.AppendUint32(nil, fam)
-		}
-	case layers.LinkTypeRaw, layers.LinkTypeIPv4, layers.LinkTypeIPv6:
-	default:
-		t.Fatalf("no link header for %v", s.link)
-	}
-	return cat(hdr, ip)
-}
-
-// conv builds packets of one connection; times advance 1 ms a packet.
-type conv struct {
-	t        *testing.T
-	c, s     netip.AddrPort
-	cseq     uint32 // next client sequence number
-	sseq     uint32
-	pkts     []pkt
-	link     layers.LinkType
-	template tcpSpec
-	skew     time.Duration // added to the timestamps; see wait
-	// acking makes each segment acknowledge everything the other side has
-	// sent so far, as a peer that received it all would; otherwise every
-	// segment acknowledges the other side's initial sequence number, which
-	// proves nothing lost.
-	acking     bool
-	cisn, sisn uint32
-}
-
-func newConv(t *testing.T, c, s netip.AddrPort, cisn, sisn uint32) *conv {
-	return &conv{t: t, c: c, s: s, cseq: cisn, sseq: sisn, cisn: cisn, sisn: sisn, link: layers.LinkTypeEthernet}
-}
-
-// raw appends a segment with explicit fields.
-func (v *conv) raw(fromClient bool, seq uint32, flags string, payload []byte, snap int) {
-	sp := v.template
-	sp.src, sp.dst, sp.seq, sp.flags, sp.payload, sp.link = v.c, v.s, seq, flags, payload, v.link
-	sp.ack = v.sisn
-	if v.acking {
-		sp.ack = v.sseq
-	}
-	if !fromClient {
-		sp.src, sp.dst, sp.ack = v.s, v.c, v.cisn
-		if v.acking {
-			sp.ack = v.cseq
-		}
-	}
-	data := frameBytes(v.t, sp)
-	ci := gopacket.CaptureInfo{Timestamp: t0.Add(v.skew + time.Duration(len(v.pkts))*time.Millisecond), Length: len(data), CaptureLength: len(data)}
-	if snap >= 0 && snap < len(payload) {
-		data = data[:len(data)-len(payload)+snap]
-		ci.CaptureLength = len(data)
-	}
-	v.pkts = append(v.pkts, pkt{data, ci, v.link})
-}
-
-// send appends an in-order segment and advances that side's sequence.
-func (v *conv) send(fromClient bool, payload []byte) {
-	seq := &v.sseq
-	if fromClient {
-		seq = &v.cseq
-	}
-	v.raw(fromClient, *seq, "A", payload, -1)
-	*seq += uint32(len(payload))
-}
-
-// handshake appends SYN, SYN-ACK, ACK.
-func (v *conv) handshake() {
-	v.raw(true, v.cseq, "S", nil, -1)
-	v.raw(false, v.sseq, "SA", nil, -1)
-	v.cseq++
-	v.sseq++
-	v.raw(true, v.cseq, "A", nil, -1)
-}
-
-// wait shifts the timestamps of the packets appended after it by d.
-func (v *conv) wait(d time.Duration) { v.skew += d }
-
-// fin appends a FIN from one side; the FIN takes one sequence number.
-func (v *conv) fin(fromClient bool) {
-	seq := &v.sseq
-	if fromClient {
-		seq = &v.cseq
-	}
-	v.raw(fromClient, *seq, "FA", nil, -1)
-	*seq++
+// newConv is a connection from c to s in a capture of its own, stamped
+// from t0 one packet a millisecond; tests that need several connections
+// interleave their packets (merge) or restamp them.
+func newConv(c, s netip.AddrPort, cisn, sisn uint32) *testkit.Conn {
+	return testkit.NewCapture(t0).NewConn(c, s, cisn, sisn)
 }
 
 // opened returns the usual test conversation cli→srv (ISNs 1000 and 5000)
 // after its three-way handshake: packets 1-3.
-func opened(t *testing.T) *conv {
-	v := newConv(t, cli, srv, 1000, 5000)
-	v.handshake()
+func opened() *testkit.Conn {
+	v := newConv(cli, srv, 1000, 5000)
+	v.Handshake()
 	return v
 }
 
@@ -377,20 +200,20 @@ func testConfig() Config {
 // run feeds packets in the given order (indexes into pkts; nil = all),
 // checking the buffer accounting after every packet and that nothing is
 // held after Close.
-func run(t *testing.T, cfg Config, pkts []pkt, order []int) *recorder {
+func run(t *testing.T, cfg Config, pkts []testkit.Packet, order []int) *recorder {
 	t.Helper()
 	r, _ := runWith(t, cfg, pkts, order, false)
 	return r
 }
 
 // runAt is run with each line prefixed by the packet number it came at.
-func runAt(t *testing.T, cfg Config, pkts []pkt) *recorder {
+func runAt(t *testing.T, cfg Config, pkts []testkit.Packet) *recorder {
 	t.Helper()
 	r, _ := runWith(t, cfg, pkts, nil, true)
 	return r
 }
 
-func runWith(t *testing.T, cfg Config, pkts []pkt, order []int, withPkt bool) (*recorder, *Pipeline) {
+func runWith(t *testing.T, cfg Config, pkts []testkit.Packet, order []int, withPkt bool) (*recorder, *Pipeline) {
 	t.Helper()
 	r := &recorder{withPkt: withPkt}
 	p := NewPipeline(cfg, r.emit)
@@ -402,7 +225,7 @@ func runWith(t *testing.T, cfg Config, pkts []pkt, order []int, withPkt bool) (*
 	}
 	for n, i := range order {
 		r.pkt = n + 1
-		p.Packet(pkts[i].data, pkts[i].ci, pkts[i].link)
+		p.Packet(pkts[i].Data, pkts[i].CI, pkts[i].Link)
 		checkBuffers(t, p)
 		r.held = append(r.held, p.buffered)
 	}
@@ -450,9 +273,9 @@ func checkBuffers(t *testing.T, p *Pipeline) {
 }
 
 // expect runs v's packets with testConfig and checks the event lines.
-func expect(t *testing.T, v *conv, want ...string) *recorder {
+func expect(t *testing.T, v *testkit.Conn, want ...string) *recorder {
 	t.Helper()
-	r := run(t, testConfig(), v.pkts, nil)
+	r := run(t, testConfig(), v.Cap.Packets, nil)
 	wantLines(t, r, want...)
 	return r
 }
@@ -530,32 +353,4 @@ func readAllWith(t *testing.T, path string, cfg Config) (*recorder, error) {
 		}
 		p.Packet(data, ci, link)
 	}
-}
-
-// pcapFile writes packets as a classic pcap file in the given byte order:
-// pcapgo.Writer only writes little-endian files.
-func pcapFile(order binary.AppendByteOrder, nano bool, link uint32, pkts []pkt) []byte {
-	magic := uint32(0xa1b2c3d4)
-	if nano {
-		magic = 0xa1b23c4d
-	}
-	b := order.AppendUint32(nil, magic)
-	b = order.AppendUint16(b, 2)
-	b = order.AppendUint16(b, 4)
-	b = order.AppendUint32(b, 0) // thiszone
-	b = order.AppendUint32(b, 0) // sigfigs
-	b = order.AppendUint32(b, 65535)
-	b = order.AppendUint32(b, link)
-	for _, p := range pkts {
-		frac := uint32(p.ci.Timestamp.Nanosecond())
-		if !nano {
-			frac /= 1000
-		}
-		b = order.AppendUint32(b, uint32(p.ci.Timestamp.Unix()))
-		b = order.AppendUint32(b, frac)
-		b = order.AppendUint32(b, uint32(len(p.data)))
-		b = order.AppendUint32(b, uint32(p.ci.Length))
-		b = append(b, p.data...)
-	}
-	return b
 }

@@ -75,17 +75,17 @@ func wantAsked(t *testing.T, asked []string, want ...string) {
 }
 
 func TestLayerOutputIsFramed(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	req := kreq(30, 3, 7, "adm", 20) // 37 bytes
 	rec1, rec2 := record(req[:20]), record(req[20:])
-	v.send(true, rec1) // 4: 25 bytes, enough for NewLayer
-	v.send(true, rec2) // 5
+	v.Send(true, rec1) // 4: 25 bytes, enough for NewLayer
+	v.Send(true, rec2) // 5
 	resp := kresp(7, 10)
-	v.send(false, record(resp)) // 6
+	v.Send(false, record(resp)) // 6
 	req2 := kreq(31, 3, 8, "adm", 3)
-	v.send(true, cat(record(req2[:2]), record(req2[2:]))) // 7: two records, one packet
+	v.Send(true, cat(record(req2[:2]), record(req2[2:]))) // 7: two records, one packet
 	var asked []string
-	r, _ := runWith(t, layerConfig(&asked), v.pkts, nil, true)
+	r, _ := runWith(t, layerConfig(&asked), v.Cap.Packets, nil, true)
 	wantAsked(t, asked, fmt.Sprintf("c1 %s>%s client=true % x", cli, srv, rec1))
 	// Offsets count the layer's output; packet numbers are those the layer
 	// gave with its output; the record headers are never Unparseable.
@@ -102,15 +102,15 @@ func TestLayerOutputIsFramed(t *testing.T) {
 }
 
 func TestLayerGapResyncsTheFramer(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	req := kreq(30, 3, 7, "adm", 20) // 37 bytes
 	req2 := kreq(31, 3, 8, "adm", 3) // 20 bytes
 	rec1, rec2 := record(req[:20]), record(req[20:])
-	v.send(true, rec1)          // 4
-	v.cseq += uint32(len(rec2)) // never captured
-	v.send(true, record(req2))  // 5: held out of order
+	v.Send(true, rec1)          // 4
+	v.CSeq += uint32(len(rec2)) // never captured
+	v.Send(true, record(req2))  // 5: held out of order
 	var asked []string
-	r, _ := runWith(t, layerConfig(&asked), v.pkts, nil, true)
+	r, _ := runWith(t, layerConfig(&asked), v.Cap.Packets, nil, true)
 	wantAsked(t, asked, fmt.Sprintf("c1 %s>%s client=true % x", cli, srv, rec1))
 	// The TCP gap is reported in TCP offsets; the layer's gap makes the
 	// framer give up the cut frame and find the next one in its output.
@@ -126,13 +126,13 @@ func TestLayerGapResyncsTheFramer(t *testing.T) {
 }
 
 func TestLayerDeclinedFramesPlainBytes(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	req, resp := kreq(30, 3, 7, "adm", 20), kresp(7, 10)
-	v.send(true, req[:10]) // 4: too few bytes to ask
-	v.send(false, resp)    // 5: held until NewLayer answers
-	v.send(true, req[10:]) // 6
+	v.Send(true, req[:10]) // 4: too few bytes to ask
+	v.Send(false, resp)    // 5: held until NewLayer answers
+	v.Send(true, req[10:]) // 6
 	var asked []string
-	r, _ := runWith(t, layerConfig(&asked), v.pkts, nil, true)
+	r, _ := runWith(t, layerConfig(&asked), v.Cap.Packets, nil, true)
 	wantAsked(t, asked, fmt.Sprintf("c1 %s>%s client=true % x", cli, srv, req))
 	// Held bytes go out in the order they came, as without the hold: the
 	// response was whole before the request's end came.
@@ -145,11 +145,11 @@ func TestLayerDeclinedFramesPlainBytes(t *testing.T) {
 }
 
 func TestLayerAskedWithFewerBytesAtTheEnd(t *testing.T) {
-	v := opened(t)
-	v.send(true, []byte{0x17, 3, 3, 0}) // 4: the client sends 4 bytes only
-	v.fin(true)                         // 5
+	v := opened()
+	v.Send(true, []byte{0x17, 3, 3, 0}) // 4: the client sends 4 bytes only
+	v.Fin(true)                         // 5
 	var asked []string
-	r, _ := runWith(t, layerConfig(&asked), v.pkts, nil, true)
+	r, _ := runWith(t, layerConfig(&asked), v.Cap.Packets, nil, true)
 	wantAsked(t, asked, fmt.Sprintf("c1 %s>%s client=true 17 03 03 00", cli, srv))
 	// The layer holds an unfinished record: no frame, no Unparseable.
 	wantLines(t, r,
@@ -161,17 +161,17 @@ func TestLayerAskedWithFewerBytesAtTheEnd(t *testing.T) {
 
 func TestLayerDetectsPorts(t *testing.T) {
 	other := netip.MustParseAddrPort("10.0.0.2:7000")
-	v := newConv(t, cli, other, 1000, 5000)
-	v.handshake()
+	v := newConv(cli, other, 1000, 5000)
+	v.Handshake()
 	req := kreq(30, 3, 7, "adm", 20)
-	v.send(true, record(req))          // 4
-	v.send(false, record(kresp(7, 2))) // 5
-	v2 := newConv(t, netip.MustParseAddrPort("10.0.0.3:40000"), netip.MustParseAddrPort("10.0.0.4:7001"), 1, 1)
-	v2.handshake()
-	v2.send(true, []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")) // not a record, not Kafka
+	v.Send(true, record(req))          // 4
+	v.Send(false, record(kresp(7, 2))) // 5
+	v2 := newConv(netip.MustParseAddrPort("10.0.0.3:40000"), netip.MustParseAddrPort("10.0.0.4:7001"), 1, 1)
+	v2.Handshake()
+	v2.Send(true, []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")) // not a record, not Kafka
 	cfg := layerConfig(new([]string))
 	cfg.DetectPorts = true
-	r, _ := runWith(t, cfg, append(v.pkts, v2.pkts...), nil, true)
+	r, _ := runWith(t, cfg, append(v.Cap.Packets, v2.Cap.Packets...), nil, true)
 	wantLines(t, r,
 		"4: port 10.0.0.2:7000",
 		"4: layer c1> 10.0.0.1:40000>10.0.0.2:7000 first at 0",
@@ -184,16 +184,16 @@ func TestLayerDetectsPorts(t *testing.T) {
 }
 
 func TestLayerHoldIsCapped(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	req := kreq(30, 3, 7, "adm", 20)
-	v.send(true, req[:10]) // 4: too few bytes to ask
+	v.Send(true, req[:10]) // 4: too few bytes to ask
 	resp := kresp(7, 1392) // 1400 bytes
 	for range 47 {         // 5-51: past 64 KiB at the 47th
-		v.send(false, resp)
+		v.Send(false, resp)
 	}
-	v.send(true, req[10:]) // 52
+	v.Send(true, req[10:]) // 52
 	var asked []string
-	r, _ := runWith(t, layerConfig(&asked), v.pkts, nil, true)
+	r, _ := runWith(t, layerConfig(&asked), v.Cap.Packets, nil, true)
 	wantAsked(t, asked, fmt.Sprintf("c1 %s>%s client=true % x", cli, srv, req[:10]))
 	var want []string
 	for i := range 47 {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // Issue 7: packets lost by the capture (never retransmitted), captures that
@@ -15,13 +17,13 @@ import (
 // acknowledging segment's own bytes: the request behind the hole comes out
 // before the response that answers it, not ReorderWait later.
 func TestAckedHoleIsAGapAtOnce(t *testing.T) {
-	v := opened(t)
-	v.acking = true
+	v := opened()
+	v.Acking = true
 	q1, q2, p2 := kreq(30, 3, 1, "c", 20), kreq(31, 3, 2, "c", 10), kresp(2, 6)
-	v.cseq += uint32(len(q1)) // 4: q1 is lost
-	v.send(true, q2)          // 4: held behind the hole
-	v.send(false, p2)         // 5: acknowledges q1 and q2
-	r := runAt(t, testConfig(), v.pkts)
+	v.CSeq += uint32(len(q1)) // 4: q1 is lost
+	v.Send(true, q2)          // 4: held behind the hole
+	v.Send(false, p2)         // 5: acknowledges q1 and q2
+	r := runAt(t, testConfig(), v.Cap.Packets)
 	wantLines(t, r,
 		"5: gap c1> off=0 len="+itoa(len(q1)),
 		"5: frame c1> off="+itoa(len(q1))+" size="+itoa(len(q2))+" pk=[4]",
@@ -38,13 +40,13 @@ func TestAckedHoleIsAGapAtOnce(t *testing.T) {
 // bytes (Frame.PeerPending). An ACK of the next byte alone proves nothing:
 // it may be for a FIN the capture missed.
 func TestUnackedHoleWaitsAndMarksResponses(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	q1, q2, p2 := kreq(30, 3, 1, "c", 20), kreq(31, 3, 2, "c", 10), kresp(2, 6)
-	s := v.cseq
-	v.raw(true, s+uint32(len(q1)), "A", q2, -1) // 4: q1 not captured yet
-	v.raw(false, v.sseq, "A", p2, -1)           // 5: acknowledges nothing new
-	v.raw(true, s, "A", q1, -1)                 // 6: q1, late
-	r := runAt(t, testConfig(), v.pkts)
+	s := v.CSeq
+	v.Raw(true, s+uint32(len(q1)), "A", q2, -1) // 4: q1 not captured yet
+	v.Raw(false, v.SSeq, "A", p2, -1)           // 5: acknowledges nothing new
+	v.Raw(true, s, "A", q1, -1)                 // 6: q1, late
+	r := runAt(t, testConfig(), v.Cap.Packets)
 	wantLines(t, r,
 		"5: frame c1< off=0 size="+itoa(len(p2))+" pk=[5]",
 		"6: frame c1> off=0 size="+itoa(len(q1))+" pk=[6]",
@@ -60,18 +62,18 @@ func TestUnackedHoleWaitsAndMarksResponses(t *testing.T) {
 // captured; the Incomplete event comes at the frame's known end with the
 // header the capture holds, and the next frame starts right there.
 func TestIncompleteCountsBytesAfterTheGap(t *testing.T) {
-	v := opened(t)
-	v.acking = true
+	v := opened()
+	v.Acking = true
 	q := kreq(30, 3, 7, "client", 330-20)
 	q2 := kreq(31, 3, 8, "client", 4)
 	if len(q) != 330 {
 		t.Fatalf("request of %d bytes", len(q))
 	}
-	v.send(true, q[:120])
-	v.cseq += 90
-	v.send(true, cat(q[210:], q2))
-	v.send(false, kresp(7, 10))
-	r := runAt(t, testConfig(), v.pkts)
+	v.Send(true, q[:120])
+	v.CSeq += 90
+	v.Send(true, cat(q[210:], q2))
+	v.Send(false, kresp(7, 10))
+	r := runAt(t, testConfig(), v.Cap.Packets)
 	wantLines(t, r,
 		"6: gap c1> off=120 len=90",
 		"6: incomplete c1> off=0 have=240 want=330 gap",
@@ -90,17 +92,17 @@ func TestIncompleteCountsBytesAfterTheGap(t *testing.T) {
 
 // Incomplete.Head holds the captured first bytes, the size prefix included.
 func TestIncompleteHeadBytes(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	q := kreq(30, 3, 7, "client", 100)
-	v.send(true, q[:40])
+	v.Send(true, q[:40])
 	var head []byte
 	p := NewPipeline(testConfig(), func(e Event) {
 		if inc, ok := e.(*Incomplete); ok {
 			head = bytes.Clone(inc.Head)
 		}
 	})
-	for _, pk := range v.pkts {
-		p.Packet(pk.data, pk.ci, pk.link)
+	for _, pk := range v.Cap.Packets {
+		p.Packet(pk.Data, pk.CI, pk.Link)
 	}
 	p.Close()
 	if !bytes.Equal(head, q[:40]) {
@@ -113,13 +115,13 @@ func TestIncompleteHeadBytes(t *testing.T) {
 // of size prefixes holds: each ends exactly where the next starts, the
 // last of them where a response to a known request starts.
 func TestResponseChainWithoutRequests(t *testing.T) {
-	v := newConv(t, cli, srv, 77, 900)
+	v := newConv(cli, srv, 77, 900)
 	p7, p8 := kresp(7, 30), kresp(8, 11)
 	q9, p9 := kreq(30, 3, 9, "cc", 12), kresp(9, 5)
-	v.send(false, cat(p7[20:], p7, p8)) // 1: a cut response, then two whole ones
-	v.send(true, q9)                    // 2
-	v.send(false, p9)                   // 3
-	r := runAt(t, testConfig(), v.pkts)
+	v.Send(false, cat(p7[20:], p7, p8)) // 1: a cut response, then two whole ones
+	v.Send(true, q9)                    // 2
+	v.Send(false, p9)                   // 3
+	r := runAt(t, testConfig(), v.Cap.Packets)
 	wantLines(t, r,
 		"2: frame c1> off=0 size="+itoa(len(q9))+" pk=[2]",
 		"3: unparseable c1< off=0 len=18 leading",
@@ -134,10 +136,10 @@ func TestResponseChainWithoutRequests(t *testing.T) {
 // At the end of the direction (or before a gap) a chain may end with the
 // captured bytes; a candidate whose size runs past them is not a frame.
 func TestResponseChainEndsAtTheEnd(t *testing.T) {
-	v := newConv(t, cli, srv, 77, 900)
+	v := newConv(cli, srv, 77, 900)
 	p7, p8 := kresp(7, 30), kresp(8, 11)
-	v.send(false, cat([]byte{0, 0, 1}, p7, p8))
-	v.raw(false, v.sseq, "FA", nil, -1)
+	v.Send(false, cat([]byte{0, 0, 1}, p7, p8))
+	v.Raw(false, v.SSeq, "FA", nil, -1)
 	r := expect(t, v,
 		"unparseable c1< off=0 len=3 leading",
 		"frame c1< off=3 size=38 pk=[1]",
@@ -153,22 +155,22 @@ func TestResponseChainEndsAtTheEnd(t *testing.T) {
 // framed as a response, and the sides stay as the handshake set them.
 func TestDetectedAfterALostFirstRequest(t *testing.T) {
 	other := netipMust("10.0.0.2:19000")
-	v := newConv(t, cli, other, 1000, 5000)
-	v.handshake()
-	v.acking = true
+	v := newConv(cli, other, 1000, 5000)
+	v.Handshake()
+	v.Acking = true
 	q0, p0 := kreq(18, 3, 0, "c", 10), kresp(0, 20)
 	p0[12], p0[13] = 0xff, 0xff // with correlation id 0: reads as a Produce v0 request, client id null
 	q1, p1 := kreq(17, 1, 1, "c", 4), kresp(1, 6)
-	v.cseq += uint32(len(q0)) // 4: lost
-	v.send(false, p0)         // 4
-	v.send(true, q1)          // 5
-	v.send(false, p1)         // 6
+	v.CSeq += uint32(len(q0)) // 4: lost
+	v.Send(false, p0)         // 4
+	v.Send(true, q1)          // 5
+	v.Send(false, p1)         // 6
 	cfg := testConfig()
 	cfg.DetectPorts = true
 	if !plausible(p0) {
 		t.Fatal("the response does not read as a request")
 	}
-	r := runAt(t, cfg, v.pkts)
+	r := runAt(t, cfg, v.Cap.Packets)
 	wantLines(t, r,
 		"5: port 10.0.0.2:19000",
 		"5: frame c1< off=0 size="+itoa(len(p0))+" pk=[4]",
@@ -190,8 +192,8 @@ func TestDetectedAfterALostFirstRequest(t *testing.T) {
 func TestRandomLossNeverInventsFrames(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for iter := 0; iter < 500; iter++ {
-		v := opened(t)
-		v.acking = true
+		v := opened()
+		v.Acking = true
 		type sent struct {
 			fromClient bool
 			off        int64
@@ -228,14 +230,14 @@ func TestRandomLossNeverInventsFrames(t *testing.T) {
 				for at := 0; at < len(x.f); {
 					n := min(len(x.f)-at, 1+rng.IntN(200))
 					segs = append(segs, seg{x.fromClient, offs[side] + int64(at), offs[side] + int64(at+n)})
-					v.send(x.fromClient, x.f[at:at+n])
+					v.Send(x.fromClient, x.f[at:at+n])
 					at += n
 				}
 				offs[side] += int64(len(x.f))
 			}
 		}
-		pkts := append([]pkt(nil), v.pkts[:3]...)
-		data := v.pkts[3:]
+		pkts := append([]testkit.Packet(nil), v.Cap.Packets[:3]...)
+		data := v.Cap.Packets[3:]
 		lost := map[int]bool{}
 		order := []int{}
 		for i := range data {
@@ -302,14 +304,14 @@ func TestRandomLossNeverInventsFrames(t *testing.T) {
 // The bytes before a FIN that the peer acknowledged were lost by the
 // capture: the direction closes at once, not ReorderWait later.
 func TestAckedFinHole(t *testing.T) {
-	v := opened(t)
-	v.acking = true
+	v := opened()
+	v.Acking = true
 	q := kreq(30, 3, 1, "c", 40)
-	v.send(true, q[:30])
-	v.cseq += uint32(len(q) - 30) // lost
-	v.fin(true)                   // 5
-	v.fin(false)                  // 6: acknowledges the lost bytes and the FIN
-	wantLines(t, runAt(t, testConfig(), v.pkts),
+	v.Send(true, q[:30])
+	v.CSeq += uint32(len(q) - 30) // lost
+	v.Fin(true)                   // 5
+	v.Fin(false)                  // 6: acknowledges the lost bytes and the FIN
+	wantLines(t, runAt(t, testConfig(), v.Cap.Packets),
 		"6: gap c1> off=30 len=25",
 		"6: incomplete c1> off=0 have=30 want=55 gap",
 		"6: "+endC1,

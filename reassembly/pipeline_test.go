@@ -6,15 +6,15 @@ import (
 )
 
 func TestInOrderManyFramesPerSegmentAndOneByteSegments(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	r1, r2, r3 := kreq(30, 3, 7, "adm", 20), kreq(31, 3, 8, "adm", 3), kreq(0, 9, 9, "p", 100)
-	v.send(true, cat(r1, r2)) // pkt 4: two whole frames
+	v.Send(true, cat(r1, r2)) // pkt 4: two whole frames
 	for _, b := range r3 {    // pkts 5..: one byte each
-		v.send(true, []byte{b})
+		v.Send(true, []byte{b})
 	}
 	resp := kresp(7, 10)
-	v.send(false, resp)
-	r := run(t, testConfig(), v.pkts, nil)
+	v.Send(false, resp)
+	r := run(t, testConfig(), v.Cap.Packets, nil)
 	last := 4 + len(r3)
 	var pks []int
 	for i := 5; i <= last; i++ {
@@ -31,19 +31,19 @@ func TestInOrderManyFramesPerSegmentAndOneByteSegments(t *testing.T) {
 }
 
 func TestOutOfOrderAndRetransmissions(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	f := kreq(30, 3, 1, "c", 40) // 55 bytes
 	g := kreq(31, 3, 2, "c", 10) // 25 bytes
 	all := cat(f, g)
 	s := uint32(1001)
-	v.raw(true, s, "A", all[:20], -1)      // 4
-	v.raw(true, s+40, "A", all[40:60], -1) // 5 out of order
-	v.raw(true, s+40, "A", all[40:60], -1) // 6 duplicate of held data
-	v.raw(true, s+30, "A", all[30:50], -1) // 7 overlaps held data
-	v.raw(true, s+20, "A", all[20:30], -1) // 8 fills the hole
-	v.raw(true, s, "A", all[:25], -1)      // 9 old data
-	v.raw(true, s+60, "A", all[60:], -1)   // 10
-	v.raw(true, s+50, "A", all[50:70], -1) // 11 overlaps the stream position
+	v.Raw(true, s, "A", all[:20], -1)      // 4
+	v.Raw(true, s+40, "A", all[40:60], -1) // 5 out of order
+	v.Raw(true, s+40, "A", all[40:60], -1) // 6 duplicate of held data
+	v.Raw(true, s+30, "A", all[30:50], -1) // 7 overlaps held data
+	v.Raw(true, s+20, "A", all[20:30], -1) // 8 fills the hole
+	v.Raw(true, s, "A", all[:25], -1)      // 9 old data
+	v.Raw(true, s+60, "A", all[60:], -1)   // 10
+	v.Raw(true, s+50, "A", all[50:70], -1) // 11 overlaps the stream position
 	r := expect(t, v,
 		"retrans c1> off=40 len=20",
 		"retrans c1> off=30 len=10",
@@ -57,13 +57,13 @@ func TestOutOfOrderAndRetransmissions(t *testing.T) {
 }
 
 func TestGapMidFrameAndSwallowedPrefix(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	a, b, c, d := kreq(30, 3, 1, "c", 100), kreq(30, 3, 2, "c", 100), kreq(30, 3, 3, "c", 100), kreq(31, 3, 4, "c", 5)
 	all := cat(a, b, c, d) // 115 each, then 20
 	s := uint32(1001)
-	v.raw(true, s, "A", all[:30], -1)       // 4: first 30 bytes of a
-	v.raw(true, s+40, "A", all[40:225], -1) // 5: after a 10-byte gap inside a, up to 5 bytes before c
-	v.raw(true, s+232, "A", all[232:], -1)  // 6: the 7-byte gap swallows c's prefix
+	v.Raw(true, s, "A", all[:30], -1)       // 4: first 30 bytes of a
+	v.Raw(true, s+40, "A", all[40:225], -1) // 5: after a 10-byte gap inside a, up to 5 bytes before c
+	v.Raw(true, s+232, "A", all[232:], -1)  // 6: the 7-byte gap swallows c's prefix
 	// The 10-byte gap ends inside a, whose size is known: a's bytes after
 	// it are counted (105 of 115 captured) and b starts at a's end.
 	r := expect(t, v,
@@ -79,13 +79,13 @@ func TestGapMidFrameAndSwallowedPrefix(t *testing.T) {
 }
 
 func TestMidStreamStartAndResponseResync(t *testing.T) {
-	v := newConv(t, cli, srv, 77, 900)
+	v := newConv(cli, srv, 77, 900)
 	q1, q2 := kreq(30, 3, 41, "cc", 30), kreq(31, 3, 42, "cc", 8)
 	p0, p1 := kresp(40, 20), kresp(42, 12)
-	v.send(true, q1[17:])          // 1: tail of a frame: no SYN
-	v.send(true, q2)               // 2
-	v.send(false, cat(p0[9:], p1)) // 3: tail of a response to an uncaptured request, then p1
-	v.raw(true, v.cseq, "R", nil, -1)
+	v.Send(true, q1[17:])          // 1: tail of a frame: no SYN
+	v.Send(true, q2)               // 2
+	v.Send(false, cat(p0[9:], p1)) // 3: tail of a response to an uncaptured request, then p1
+	v.Raw(true, v.CSeq, "R", nil, -1)
 	r := expect(t, v,
 		"unparseable c1> off=0 len="+itoa(len(q1)-17)+" leading",
 		"frame c1> off="+itoa(len(q1)-17)+" size="+itoa(len(q2))+" pk=[2]",
@@ -99,11 +99,11 @@ func TestMidStreamStartAndResponseResync(t *testing.T) {
 // Only the bytes before the first frame boundary of a direction captured
 // without its SYN are "leading": damage after that boundary is not.
 func TestLeadingBytesOnlyBeforeFirstBoundary(t *testing.T) {
-	v := newConv(t, cli, srv, 77, 900)
+	v := newConv(cli, srv, 77, 900)
 	q1, q2 := kreq(30, 3, 41, "cc", 30), kreq(31, 3, 42, "cc", 8)
-	v.send(true, q1[5:])                                      // 1: tail of a frame: no SYN
-	v.send(true, cat(q2, []byte{0x7f, 0xff, 0xff, 0xff}, q2)) // 2: a frame, a corrupt prefix, a frame
-	v.raw(true, v.cseq, "R", nil, -1)
+	v.Send(true, q1[5:])                                      // 1: tail of a frame: no SYN
+	v.Send(true, cat(q2, []byte{0x7f, 0xff, 0xff, 0xff}, q2)) // 2: a frame, a corrupt prefix, a frame
+	v.Raw(true, v.CSeq, "R", nil, -1)
 	tail := len(q1) - 5
 	expect(t, v,
 		"unparseable c1> off=0 len="+itoa(tail)+" leading",
@@ -115,12 +115,12 @@ func TestLeadingBytesOnlyBeforeFirstBoundary(t *testing.T) {
 }
 
 func TestHostileSizePrefixes(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	ok := kreq(30, 3, 5, "c", 4)
-	v.send(true, []byte{0x7f, 0xff, 0xff, 0xff, 1, 2, 3})
-	v.send(true, ok)
-	v.send(true, []byte{0xff, 0xff, 0xff, 0xf0})
-	v.send(true, ok)
+	v.Send(true, []byte{0x7f, 0xff, 0xff, 0xff, 1, 2, 3})
+	v.Send(true, ok)
+	v.Send(true, []byte{0xff, 0xff, 0xff, 0xf0})
+	v.Send(true, ok)
 	expect(t, v,
 		"unparseable c1> off=0 len=7",
 		"frame c1> off=7 size=19 pk=[5]",
@@ -131,15 +131,15 @@ func TestHostileSizePrefixes(t *testing.T) {
 }
 
 func TestRSTMidFrameAndPortReuse(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	q := kreq(30, 3, 1, "c", 40)
-	v.send(true, q[:20])
-	v.raw(false, v.sseq, "RA", nil, -1)
-	w := newConv(t, cli, srv, 0xfffffff0, 7) // same 4-tuple, sequence numbers wrap
-	w.handshake()
-	w.send(true, q[:10])
-	w.send(true, q[10:])
-	v.pkts = append(v.pkts, w.pkts...)
+	v.Send(true, q[:20])
+	v.Raw(false, v.SSeq, "RA", nil, -1)
+	w := newConv(cli, srv, 0xfffffff0, 7) // same 4-tuple, sequence numbers wrap
+	w.Handshake()
+	w.Send(true, q[:10])
+	w.Send(true, q[10:])
+	v.Cap.Packets = append(v.Cap.Packets, w.Cap.Packets...)
 	expect(t, v,
 		"incomplete c1> off=0 have=20 want=55 connection reset",
 		"end c1 10.0.0.1:40000>10.0.0.2:9092 reset=true",
@@ -149,11 +149,11 @@ func TestRSTMidFrameAndPortReuse(t *testing.T) {
 }
 
 func TestSnaplenTruncatedPayloadIsAGap(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	a, b := kreq(30, 3, 1, "c", 100), kreq(31, 3, 2, "c", 3)
-	v.raw(true, v.cseq, "A", a, 50)
-	v.cseq += uint32(len(a))
-	v.send(true, b)
+	v.Raw(true, v.CSeq, "A", a, 50)
+	v.CSeq += uint32(len(a))
+	v.Send(true, b)
 	expect(t, v,
 		"gap c1> off=50 len=65",
 		"incomplete c1> off=0 have=50 want=115 gap",
@@ -163,15 +163,15 @@ func TestSnaplenTruncatedPayloadIsAGap(t *testing.T) {
 }
 
 func TestWantBodySkipsUninterestingBodies(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	produce, acl := kreq(0, 9, 1, "c", 3000), kreq(30, 3, 2, "c", 3000)
-	v.send(true, produce[:1000])
-	v.send(true, produce[1000:])
-	v.send(true, acl[:1000])
-	v.send(true, acl[1000:])
+	v.Send(true, produce[:1000])
+	v.Send(true, produce[1000:])
+	v.Send(true, acl[:1000])
+	v.Send(true, acl[1000:])
 	cfg := testConfig()
 	cfg.WantBody = func(_ Flow, head []byte) bool { return head[1] == 30 }
-	r := run(t, cfg, v.pkts, nil)
+	r := run(t, cfg, v.Cap.Packets, nil)
 	wantLines(t, r,
 		"frame c1> off=0 size=3015 pk=[4 5] truncated(68)",
 		"frame c1> off=3015 size=3015 pk=[6 7]",
@@ -182,13 +182,13 @@ func TestWantBodySkipsUninterestingBodies(t *testing.T) {
 
 func TestDetectPorts(t *testing.T) {
 	s := netip.MustParseAddrPort("10.0.0.9:7777")
-	v := newConv(t, cli, s, 1000, 5000)
-	v.send(false, []byte("junk from the server side"))
-	v.send(true, kreq(30, 3, 1, "c", 5))
-	v.send(false, kresp(1, 5))
+	v := newConv(cli, s, 1000, 5000)
+	v.Send(false, []byte("junk from the server side"))
+	v.Send(true, kreq(30, 3, 1, "c", 5))
+	v.Send(false, kresp(1, 5))
 	cfg := testConfig()
 	cfg.DetectPorts = true
-	r := run(t, cfg, v.pkts, nil)
+	r := run(t, cfg, v.Cap.Packets, nil)
 	wantLines(t, r,
 		"port 10.0.0.9:7777",
 		"frame c1> off=0 size=20 pk=[2]",
@@ -202,11 +202,11 @@ func TestDetectPorts(t *testing.T) {
 // A client's empty frame stays corruption, and so does one found while
 // re-synchronising.
 func TestEmptyBrokerFrameInSync(t *testing.T) {
-	v := opened(t)
+	v := opened()
 	q, a := kreq(17, 0, 1, "c", 6), kresp(1, 4)
-	v.send(true, q)
-	v.send(false, cat([]byte{0, 0, 0, 0}, a))
-	v.send(true, []byte{0, 0, 0, 0})
+	v.Send(true, q)
+	v.Send(false, cat([]byte{0, 0, 0, 0}, a))
+	v.Send(true, []byte{0, 0, 0, 0})
 	expect(t, v,
 		"frame c1> off=0 size="+itoa(len(q))+" pk=[4]",
 		"frame c1< off=0 size=4 pk=[5]",

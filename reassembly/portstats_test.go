@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // Connections on ports that are not broker ports are counted once each, by
@@ -11,26 +13,26 @@ import (
 // port. Kafka connections are not counted; with DetectPorts on or off.
 func TestOtherPortsTally(t *testing.T) {
 	at := func(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
-	var pkts []pkt
-	add := func(v *conv) { pkts = append(pkts, v.pkts...) }
+	var pkts []testkit.Packet
+	add := func(v *testkit.Conn) { pkts = append(pkts, v.Cap.Packets...) }
 	for i := range 3 { // three HTTPS connections with a handshake
-		v := newConv(t, at(fmt.Sprintf("10.0.0.1:%d", 50000+i)), at("10.0.0.9:443"), 1, 2)
-		v.handshake()
-		v.send(true, []byte("\x16\x03\x01 hello"))
-		v.send(false, []byte("\x16\x03\x03 hello"))
+		v := newConv(at(fmt.Sprintf("10.0.0.1:%d", 50000+i)), at("10.0.0.9:443"), 1, 2)
+		v.Handshake()
+		v.Send(true, []byte("\x16\x03\x01 hello"))
+		v.Send(false, []byte("\x16\x03\x03 hello"))
 		add(v)
 	}
-	v := newConv(t, at("10.0.0.1:40001"), at("10.0.0.9:22"), 1, 2) // SSH seen from its SYN-ACK on
-	v.handshake()
-	v.pkts = v.pkts[1:]
-	v.send(false, []byte("SSH-2.0-x\r\n"))
+	v := newConv(at("10.0.0.1:40001"), at("10.0.0.9:22"), 1, 2) // SSH seen from its SYN-ACK on
+	v.Handshake()
+	v.Cap.Packets = v.Cap.Packets[1:]
+	v.Send(false, []byte("SSH-2.0-x\r\n"))
 	add(v)
-	v = newConv(t, at("10.0.0.1:8080"), at("10.0.0.9:60000"), 1, 2) // mid-stream: the lower port
-	v.send(false, []byte("GET / HTTP/1.1\r\n"))
-	v.send(true, []byte("HTTP/1.1 200 OK\r\n"))
+	v = newConv(at("10.0.0.1:8080"), at("10.0.0.9:60000"), 1, 2) // mid-stream: the lower port
+	v.Send(false, []byte("GET / HTTP/1.1\r\n"))
+	v.Send(true, []byte("HTTP/1.1 200 OK\r\n"))
 	add(v)
-	k := opened(t) // Kafka on 9092: not another port
-	k.send(true, kreq(30, 3, 1, "c", 30))
+	k := opened() // Kafka on 9092: not another port
+	k.Send(true, kreq(30, 3, 1, "c", 30))
 	add(k)
 	for _, detect := range []bool{true, false} {
 		cfg := testConfig()

@@ -6,15 +6,17 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 // merge interleaves the packets of several conversations in the order
 // given: one packet of conversation i for each i in order.
-func merge(vs []*conv, order ...int) []pkt {
+func merge(vs []*testkit.Conn, order ...int) []testkit.Packet {
 	next := make([]int, len(vs))
-	var out []pkt
+	var out []testkit.Packet
 	for _, i := range order {
-		out = append(out, vs[i].pkts[next[i]])
+		out = append(out, vs[i].Cap.Packets[next[i]])
 		next[i]++
 	}
 	return out
@@ -28,19 +30,19 @@ func TestEvictLeastRecentlyActive(t *testing.T) {
 	cliA := netip.MustParseAddrPort("10.0.0.1:40001")
 	cliB := netip.MustParseAddrPort("10.0.0.1:40002")
 	cliC := netip.MustParseAddrPort("10.0.0.1:40003")
-	a, b, c := newConv(t, cliA, srv, 100, 500), newConv(t, cliB, srv, 200, 600), newConv(t, cliC, srv, 300, 700)
+	a, b, c := newConv(cliA, srv, 100, 500), newConv(cliB, srv, 200, 600), newConv(cliC, srv, 300, 700)
 	qa, qb := kreq(30, 3, 1, "a", 20), kreq(31, 3, 2, "b", 20)
-	a.handshake()
-	a.send(true, qa[:10])
-	b.handshake()
-	b.send(true, qb[:12])
-	a.send(true, qa[10:])
-	c.handshake()
-	c.send(true, kreq(30, 3, 3, "c", 5))
+	a.Handshake()
+	a.Send(true, qa[:10])
+	b.Handshake()
+	b.Send(true, qb[:12])
+	a.Send(true, qa[10:])
+	c.Handshake()
+	c.Send(true, kreq(30, 3, 3, "c", 5))
 	// Packets 1-4 a, 5-8 b, 9 a, 10-13 c: a was active after b.
 	cfg := testConfig()
 	cfg.MaxConns = 2
-	r := runAt(t, cfg, merge([]*conv{a, b, c}, 0, 0, 0, 0, 1, 1, 1, 1, 0, 2, 2, 2, 2))
+	r := runAt(t, cfg, merge([]*testkit.Conn{a, b, c}, 0, 0, 0, 0, 1, 1, 1, 1, 0, 2, 2, 2, 2))
 	wantLines(t, r,
 		fmt.Sprintf("9: frame c1> off=0 size=%d pk=[4 9]", len(qa)),
 		// b's last packet was number 8, at its own conversation's 3 ms.
@@ -52,7 +54,7 @@ func TestEvictLeastRecentlyActive(t *testing.T) {
 		"close: end c3 10.0.0.1:40003>10.0.0.2:9092 reset=false",
 	)
 	var p *Pipeline
-	_, p = runWith(t, cfg, merge([]*conv{a, b, c}, 0, 0, 0, 0, 1, 1, 1, 1, 0, 2, 2, 2, 2), nil, false)
+	_, p = runWith(t, cfg, merge([]*testkit.Conn{a, b, c}, 0, 0, 0, 0, 1, 1, 1, 1, 0, 2, 2, 2, 2), nil, false)
 	if st := p.Stats(); st.Evicted != 1 || st.Connections != 3 {
 		t.Errorf("stats: %d evicted, %d connections; want 1, 3", st.Evicted, st.Connections)
 	}
@@ -64,16 +66,16 @@ func TestEvictLeastRecentlyActive(t *testing.T) {
 func TestEvictForgetsEndedConnectionsFirst(t *testing.T) {
 	cliA := netip.MustParseAddrPort("10.0.0.1:40001")
 	cliB := netip.MustParseAddrPort("10.0.0.1:40002")
-	a, b := newConv(t, cliA, srv, 100, 500), newConv(t, cliB, srv, 200, 600)
-	a.handshake()
-	a.send(true, kreq(30, 3, 1, "a", 3))
-	a.fin(true)
-	a.fin(false)
-	b.handshake()
-	b.send(true, kreq(31, 3, 2, "b", 4))
+	a, b := newConv(cliA, srv, 100, 500), newConv(cliB, srv, 200, 600)
+	a.Handshake()
+	a.Send(true, kreq(30, 3, 1, "a", 3))
+	a.Fin(true)
+	a.Fin(false)
+	b.Handshake()
+	b.Send(true, kreq(31, 3, 2, "b", 4))
 	cfg := testConfig()
 	cfg.MaxConns = 1
-	r, p := runWith(t, cfg, merge([]*conv{a, b}, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1), nil, true)
+	r, p := runWith(t, cfg, merge([]*testkit.Conn{a, b}, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1), nil, true)
 	wantLines(t, r,
 		"4: frame c1> off=0 size=18 pk=[4]",
 		"6: end c1 10.0.0.1:40001>10.0.0.2:9092 reset=false",
@@ -128,19 +130,19 @@ func TestTickTakesDueConnectionsInCreationOrder(t *testing.T) {
 	cliA := netip.MustParseAddrPort("10.0.0.1:40001")
 	cliB := netip.MustParseAddrPort("10.0.0.1:40002")
 	cliC := netip.MustParseAddrPort("10.0.0.1:40003")
-	a, b, c := newConv(t, cliA, srv, 100, 500), newConv(t, cliB, srv, 200, 600), newConv(t, cliC, srv, 300, 700)
-	a.handshake()
-	b.handshake()
-	c.handshake()
+	a, b, c := newConv(cliA, srv, 100, 500), newConv(cliB, srv, 200, 600), newConv(cliC, srv, 300, 700)
+	a.Handshake()
+	b.Handshake()
+	c.Handshake()
 	qa, qb := kreq(30, 3, 1, "a", 10), kreq(31, 3, 2, "b", 10)
-	b.raw(true, b.cseq+5, "A", qb[5:], -1) // hole of 5 bytes, held at b's 3 ms
-	a.wait(500 * time.Millisecond)
-	a.raw(true, a.cseq+3, "A", qa[3:], -1) // hole of 3 bytes, held at a's 503 ms
-	c.wait(3 * time.Second)
-	c.send(true, kreq(30, 3, 3, "c", 1)) // at 3.003 s: both holes are 2 s old
+	b.Raw(true, b.CSeq+5, "A", qb[5:], -1) // hole of 5 bytes, held at b's 3 ms
+	a.Cap.Wait(500 * time.Millisecond)
+	a.Raw(true, a.CSeq+3, "A", qa[3:], -1) // hole of 3 bytes, held at a's 503 ms
+	c.Cap.Wait(3 * time.Second)
+	c.Send(true, kreq(30, 3, 3, "c", 1)) // at 3.003 s: both holes are 2 s old
 	cfg := testConfig()
 	cfg.ReorderWait = 2 * time.Second
-	r := runAt(t, cfg, merge([]*conv{a, b, c}, 0, 0, 0, 1, 1, 1, 2, 2, 2, 1, 0, 2))
+	r := runAt(t, cfg, merge([]*testkit.Conn{a, b, c}, 0, 0, 0, 1, 1, 1, 2, 2, 2, 1, 0, 2))
 	wantLines(t, r,
 		"12: gap c1> off=0 len=3",
 		"12: gap c2> off=0 len=5",
@@ -163,20 +165,20 @@ func TestHeldBuffersReturned(t *testing.T) {
 	for i := int32(1); len(stream) < segs*1448+1; i++ {
 		stream = append(stream, kreq(0, 9, i, "producer", 3000)...)
 	}
-	var pkts []pkt
+	var pkts []testkit.Packet
 	for i := range conns {
-		v := newConv(t, netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 9, 0, byte(i)}), 40000), srv, uint32(i)*1000, 7)
-		v.raw(true, v.cseq, "S", nil, -1)
+		v := newConv(netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 9, 0, byte(i)}), 40000), srv, uint32(i)*1000, 7)
+		v.Raw(true, v.CSeq, "S", nil, -1)
 		for s := 0; s < segs; s++ {
-			v.raw(true, v.cseq+1+uint32(1+s*1448), "A", stream[1+s*1448:1+(s+1)*1448], -1)
+			v.Raw(true, v.CSeq+1+uint32(1+s*1448), "A", stream[1+s*1448:1+(s+1)*1448], -1)
 		}
-		pkts = append(pkts, v.pkts...)
+		pkts = append(pkts, v.Cap.Packets...)
 	}
 	// All at about the same time; then one packet past ReorderWait.
-	late := newConv(t, netip.MustParseAddrPort("10.9.1.1:40000"), srv, 1, 1)
-	late.wait(4 * time.Second)
-	late.raw(true, 1, "S", nil, -1)
-	pkts = append(pkts, late.pkts...)
+	late := newConv(netip.MustParseAddrPort("10.9.1.1:40000"), srv, 1, 1)
+	late.Cap.Wait(4 * time.Second)
+	late.Raw(true, 1, "S", nil, -1)
+	pkts = append(pkts, late.Cap.Packets...)
 
 	cfg := testConfig()
 	cfg.MaxTotalBuffer = 20 * segs * 1448 // half the connections fit
@@ -186,7 +188,7 @@ func TestHeldBuffersReturned(t *testing.T) {
 	p := NewPipeline(cfg, r.emit)
 	peak := 0
 	for i, k := range pkts {
-		p.Packet(k.data, k.ci, k.link)
+		p.Packet(k.Data, k.CI, k.Link)
 		checkBuffers(t, p)
 		peak = max(peak, p.buffered)
 		if i == len(pkts)-2 && p.buffered != 20*segs*1448 {
@@ -229,10 +231,10 @@ func TestHeldBuffersReturned(t *testing.T) {
 		t.Errorf("after the holes: %d free chunks in %d slabs, want %d in 4", n, s, 4*slabChunks)
 	}
 	for i, want := range []int{2, 1, 0, 0} {
-		late.wait(time.Second)
-		late.raw(true, 2, "A", nil, -1)
-		k := late.pkts[len(late.pkts)-1]
-		p.Packet(k.data, k.ci, k.link)
+		late.Cap.Wait(time.Second)
+		late.Raw(true, 2, "A", nil, -1)
+		k := late.Cap.Packets[len(late.Cap.Packets)-1]
+		p.Packet(k.Data, k.CI, k.Link)
 		if s := slabs(); s != want || len(p.free) != want*slabChunks {
 			t.Errorf("idle tick %d: %d slabs, %d free chunks; want %d slabs", i+1, s, len(p.free), want)
 		}
@@ -259,16 +261,15 @@ func TestHeldBuffersReturned(t *testing.T) {
 // closed), the case that sets how many connections fit in memory.
 func BenchmarkIdleConnMemory(b *testing.B) {
 	const n = 100000
-	t := &testing.T{}
-	pkts := make([]pkt, 0, 2*n)
+	pkts := make([]testkit.Packet, 0, 2*n)
 	head := kreq(0, 9, 1, "flood-client", 20)[:40]
 	head[0], head[1], head[2], head[3] = 0, 0x10, 0, 0
 	for i := range n {
 		c := netip.AddrPortFrom(netip.AddrFrom4([4]byte{11, 0, byte(i >> 8), byte(i)}), uint16(20000+i%40000))
-		v := newConv(t, c, srv, uint32(i)*7919, 1)
-		v.raw(true, v.cseq, "S", nil, -1)
-		v.raw(true, v.cseq+1, "A", head, -1)
-		pkts = append(pkts, v.pkts...)
+		v := newConv(c, srv, uint32(i)*7919, 1)
+		v.Raw(true, v.CSeq, "S", nil, -1)
+		v.Raw(true, v.CSeq+1, "A", head, -1)
+		pkts = append(pkts, v.Cap.Packets...)
 	}
 	b.ResetTimer()
 	for range b.N {
@@ -277,7 +278,7 @@ func BenchmarkIdleConnMemory(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		p := NewPipeline(testConfig(), func(Event) {})
 		for _, k := range pkts {
-			p.Packet(k.data, k.ci, k.link)
+			p.Packet(k.Data, k.CI, k.Link)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
@@ -337,17 +338,17 @@ func TestIdleTimeoutByLastActivity(t *testing.T) {
 	cliA := netip.MustParseAddrPort("10.0.0.1:40001")
 	cliB := netip.MustParseAddrPort("10.0.0.1:40002")
 	cliC := netip.MustParseAddrPort("10.0.0.1:40003")
-	a, b, c := newConv(t, cliA, srv, 100, 500), newConv(t, cliB, srv, 200, 600), newConv(t, cliC, srv, 300, 700)
-	a.handshake()
-	b.handshake()
+	a, b, c := newConv(cliA, srv, 100, 500), newConv(cliB, srv, 200, 600), newConv(cliC, srv, 300, 700)
+	a.Handshake()
+	b.Handshake()
 	qa := kreq(30, 3, 1, "a", 4)
-	a.wait(8 * time.Second)
-	a.send(true, qa) // a: active at 8 s
-	c.wait(12 * time.Second)
-	c.handshake() // at 12 s: b, quiet since 2 ms, is 10 s idle; a is not
+	a.Cap.Wait(8 * time.Second)
+	a.Send(true, qa) // a: active at 8 s
+	c.Cap.Wait(12 * time.Second)
+	c.Handshake() // at 12 s: b, quiet since 2 ms, is 10 s idle; a is not
 	cfg := testConfig()
 	cfg.IdleTimeout = 10 * time.Second
-	r := runAt(t, cfg, merge([]*conv{a, b, c}, 0, 0, 0, 1, 1, 1, 0, 2, 2, 2))
+	r := runAt(t, cfg, merge([]*testkit.Conn{a, b, c}, 0, 0, 0, 1, 1, 1, 0, 2, 2, 2))
 	wantLines(t, r,
 		fmt.Sprintf("7: frame c1> off=0 size=%d pk=[7]", len(qa)),
 		"8: end c2 10.0.0.1:40002>10.0.0.2:9092 reset=false",
@@ -362,22 +363,22 @@ func TestIdleTimeoutByLastActivity(t *testing.T) {
 // broker, whose answer may follow the FIN.
 func TestOneSidedClose(t *testing.T) {
 	q := kreq(30, 3, 1, "a", 4)
-	v := newConv(t, cli, srv, 100, 500)
-	v.raw(true, 100, "S", nil, -1)
-	v.cseq++
-	v.send(true, q)
-	v.fin(true)
-	r := runAt(t, testConfig(), v.pkts)
+	v := newConv(cli, srv, 100, 500)
+	v.Raw(true, 100, "S", nil, -1)
+	v.CSeq++
+	v.Send(true, q)
+	v.Fin(true)
+	r := runAt(t, testConfig(), v.Cap.Packets)
 	wantLines(t, r,
 		fmt.Sprintf("2: frame c1> off=0 size=%d pk=[2]", len(q)),
 		"3: "+endC1,
 	)
 
-	w := newConv(t, cli, srv, 100, 500)
-	w.send(true, q)
-	w.fin(true)
-	w.send(false, kresp(1, 3))
-	r = runAt(t, testConfig(), w.pkts)
+	w := newConv(cli, srv, 100, 500)
+	w.Send(true, q)
+	w.Fin(true)
+	w.Send(false, kresp(1, 3))
+	r = runAt(t, testConfig(), w.Cap.Packets)
 	wantLines(t, r,
 		fmt.Sprintf("1: frame c1> off=0 size=%d pk=[1]", len(q)),
 		"3: frame c1< off=0 size=11 pk=[3]",

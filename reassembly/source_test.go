@@ -10,6 +10,8 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
+
+	"github.com/kdissect/kdissect/internal/testkit"
 )
 
 func TestOpenFileErrors(t *testing.T) {
@@ -51,30 +53,30 @@ func TestLinkTypesThroughFiles(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		link layers.LinkType
-		tmpl tcpSpec
+		tmpl testkit.Segment
 		v6   bool
 		nano bool
 	}{
-		{"ethernet", layers.LinkTypeEthernet, tcpSpec{}, false, false},
-		{"vlan", layers.LinkTypeEthernet, tcpSpec{vlans: 1}, false, true},
-		{"qinq", layers.LinkTypeEthernet, tcpSpec{vlans: 2}, true, false},
-		{"sll", layers.LinkTypeLinuxSLL, tcpSpec{}, false, false},
-		{"sll2", LinkTypeLinuxSLL2, tcpSpec{}, true, false},
-		{"null", layers.LinkTypeNull, tcpSpec{}, false, false},
-		{"null-be-v6", layers.LinkTypeNull, tcpSpec{nullBigEnd: true}, true, false},
-		{"raw", layers.LinkTypeRaw, tcpSpec{}, false, false},
-		{"ipv4", layers.LinkTypeIPv4, tcpSpec{}, false, false},
-		{"ipv6-ext", layers.LinkTypeIPv6, tcpSpec{v6ext: true}, true, false},
+		{"ethernet", layers.LinkTypeEthernet, testkit.Segment{}, false, false},
+		{"vlan", layers.LinkTypeEthernet, testkit.Segment{VLANs: 1}, false, true},
+		{"qinq", layers.LinkTypeEthernet, testkit.Segment{VLANs: 2}, true, false},
+		{"sll", layers.LinkTypeLinuxSLL, testkit.Segment{}, false, false},
+		{"sll2", LinkTypeLinuxSLL2, testkit.Segment{}, true, false},
+		{"null", layers.LinkTypeNull, testkit.Segment{}, false, false},
+		{"null-be-v6", layers.LinkTypeNull, testkit.Segment{NullBigEndian: true}, true, false},
+		{"raw", layers.LinkTypeRaw, testkit.Segment{}, false, false},
+		{"ipv4", layers.LinkTypeIPv4, testkit.Segment{}, false, false},
+		{"ipv6-ext", layers.LinkTypeIPv6, testkit.Segment{V6Ext: true}, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := newConv(t, cli, srv, 1, 2)
+			v := newConv(cli, srv, 1, 2)
 			if tc.v6 {
-				v = newConv(t, c6, s6, 1, 2)
+				v = newConv(c6, s6, 1, 2)
 			}
-			v.link, v.template = tc.link, tc.tmpl
-			v.handshake()
-			v.send(true, q[:20])
-			v.send(true, q[20:])
+			v.Cap.Link, v.Template = tc.link, tc.tmpl
+			v.Handshake()
+			v.Send(true, q[:20])
+			v.Send(true, q[20:])
 			var buf bytes.Buffer
 			w := pcapgo.NewWriter(&buf)
 			if tc.nano {
@@ -85,8 +87,8 @@ func TestLinkTypesThroughFiles(t *testing.T) {
 				link = 0 // patched below: pcapgo writes only the low byte's type
 			}
 			w.WriteFileHeader(65535, link)
-			for _, p := range v.pkts {
-				w.WritePacket(p.ci, p.data)
+			for _, p := range v.Cap.Packets {
+				w.WritePacket(p.CI, p.Data)
 			}
 			b := buf.Bytes()
 			if tc.link == LinkTypeLinuxSLL2 {
@@ -106,23 +108,23 @@ func TestLinkTypesThroughFiles(t *testing.T) {
 
 func TestPcapngTwoLinkTypes(t *testing.T) {
 	q := kreq(30, 3, 1, "c", 30)
-	v := newConv(t, cli, srv, 1, 2)
-	v.handshake()
-	v.send(true, q[:20])
-	v.link = layers.LinkTypeLinuxSLL
-	v.send(true, q[20:])
+	v := newConv(cli, srv, 1, 2)
+	v.Handshake()
+	v.Send(true, q[:20])
+	v.Cap.Link = layers.LinkTypeLinuxSLL
+	v.Send(true, q[20:])
 	var buf bytes.Buffer
 	w, err := pcapgo.NewNgWriter(&buf, layers.LinkTypeEthernet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id, _ := w.AddInterface(pcapgo.NgInterface{LinkType: layers.LinkTypeLinuxSLL, SnapLength: 65535})
-	for _, p := range v.pkts {
-		ci := p.ci
-		if p.link == layers.LinkTypeLinuxSLL {
+	for _, p := range v.Cap.Packets {
+		ci := p.CI
+		if p.Link == layers.LinkTypeLinuxSLL {
 			ci.InterfaceIndex = id
 		}
-		if err := w.WritePacket(ci, p.data); err != nil {
+		if err := w.WritePacket(ci, p.Data); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -132,48 +134,6 @@ func TestPcapngTwoLinkTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantFrames(t, r, q)
-}
-
-func FuzzPipeline(f *testing.F) {
-	v := newConv(&testing.T{}, cli, srv, 1, 2)
-	v.handshake()
-	v.send(true, kreq(30, 3, 1, "c", 30))
-	for _, p := range v.pkts {
-		f.Add(p.data, uint8(1))
-	}
-	f.Fuzz(func(t *testing.T, data []byte, link uint8) {
-		// Each input runs plain and with a Layer (recLayer, on connections
-		// whose client's first byte is odd).
-		for _, layered := range []bool{false, true} {
-			cfg := Config{BrokerPorts: testConfig().BrokerPorts, DetectPorts: link&0x80 != 0, Framing: testRules{},
-				MaxFrame: 1 << 16, MaxConnBuffer: 1 << 12, MaxTotalBuffer: 1 << 14, MaxConns: 2}
-			if layered {
-				cfg.NewLayer = func(_ Flow, first []byte) Layer {
-					if len(first) > 0 && first[0]&1 == 1 {
-						return new(recLayer)
-					}
-					return nil
-				}
-			}
-			p := NewPipeline(cfg, func(Event) {})
-			// Feed the input as one packet and as a series of packets cut from
-			// it, seconds apart so that the timeouts run too; the buffer
-			// accounting must hold throughout and end at zero.
-			p.Packet(data, gopacket.CaptureInfo{Timestamp: t0}, layers.LinkType(link&0x7f))
-			for i := 0; i+2 < len(data); i += int(data[i]%61) + 1 {
-				ts := t0.Add(time.Duration(i) * time.Second)
-				p.Packet(data[i:], gopacket.CaptureInfo{Timestamp: ts}, layers.LinkType(data[i+1]))
-				checkBuffers(t, p)
-			}
-			p.Close()
-			if p.buffered != 0 {
-				t.Fatalf("%d bytes buffered after Close", p.buffered)
-			}
-			if p.conns.len() != 0 || p.active.n != 0 || p.ended.n != 0 || len(p.waits) != 0 || len(p.layers) != 0 {
-				t.Fatalf("after Close: %d connections, lists %d+%d, %d waiting, %d layered", p.conns.len(), p.active.n, p.ended.n, len(p.waits), len(p.layers))
-			}
-		}
-	})
 }
 
 // TestBigEndianPcap reads classic pcap files written on a big-endian host
@@ -192,17 +152,17 @@ func TestBigEndianPcap(t *testing.T) {
 		{"nano-sll2", true, LinkTypeLinuxSLL2, 276},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := newConv(t, cli, srv, 1000, 5000)
-			v.link = tc.link
-			v.handshake()
-			v.send(true, q[:20])
-			v.send(true, q[20:])
-			v.send(false, a)
-			for i := range v.pkts {
+			v := newConv(cli, srv, 1000, 5000)
+			v.Cap.Link = tc.link
+			v.Handshake()
+			v.Send(true, q[:20])
+			v.Send(true, q[20:])
+			v.Send(false, a)
+			for i := range v.Cap.Packets {
 				// Sub-microsecond parts that a µs file must drop.
-				v.pkts[i].ci.Timestamp = v.pkts[i].ci.Timestamp.Add(time.Duration(100*i+789) * time.Nanosecond)
+				v.Cap.Packets[i].CI.Timestamp = v.Cap.Packets[i].CI.Timestamp.Add(time.Duration(100*i+789) * time.Nanosecond)
 			}
-			b := pcapFile(binary.BigEndian, tc.nano, tc.file, v.pkts)
+			b := testkit.PcapFile(binary.BigEndian, tc.nano, 0, tc.file, v.Cap.Packets)
 			magic := []byte{0xa1, 0xb2, 0xc3, 0xd4}
 			if tc.nano {
 				magic = []byte{0xa1, 0xb2, 0x3c, 0x4d}
@@ -221,7 +181,7 @@ func TestBigEndianPcap(t *testing.T) {
 			)
 			wantFrames(t, r, q, a)
 			ts := func(i int) time.Time {
-				x := v.pkts[i].ci.Timestamp
+				x := v.Cap.Packets[i].CI.Timestamp
 				if !tc.nano {
 					x = x.Truncate(time.Microsecond)
 				}
