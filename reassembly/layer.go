@@ -125,6 +125,19 @@ func (o layerOut) Event(fromClient bool, ts time.Time, v any) {
 func (h *half) layerData(data []byte, off int64, pkt int, ts time.Time) {
 	c := h.c
 	cl := c.p.layers[c]
+	if cl == nil {
+		if h.fromClient && len(data) >= layerFirst {
+			// The client's first bytes came whole, before anything else:
+			// NewLayer answers at once and nothing is held or copied.
+			if l := c.p.newLayer(c, data, ts); l != nil {
+				l.Feed(h.fromClient, off, data, pkt, ts, layerOut{c})
+			} else {
+				h.stream(data, off, pkt, ts)
+			}
+			return
+		}
+		cl = c.p.holdLayer(c)
+	}
 	if cl.l != nil {
 		cl.l.Feed(h.fromClient, off, data, pkt, ts, layerOut{c})
 		return
@@ -152,6 +165,9 @@ func (h *half) layerData(data []byte, off int64, pkt int, ts time.Time) {
 func (h *half) layerGap(off, n int64, ts time.Time) {
 	c := h.c
 	cl := c.p.layers[c]
+	if cl == nil {
+		cl = c.p.holdLayer(c)
+	}
 	if cl.l != nil {
 		cl.l.Gap(h.fromClient, off, n, ts, layerOut{c})
 		return
@@ -189,6 +205,36 @@ func (p *Pipeline) layerEnd(c *conn, reason string, ts time.Time) {
 	}
 }
 
+// holdLayer starts holding c's streams until NewLayer is asked. The state
+// is made on first use: most connections never need it (see layerData).
+func (p *Pipeline) holdLayer(c *conn) *connLayer {
+	cl := new(connLayer)
+	p.layers[c] = cl
+	return cl
+}
+
+// newLayer asks NewLayer for c's Layer given the client's first bytes and
+// records the answer: a connection without one is framed plain from now
+// on; one with it is followed even if DetectPorts was still probing.
+func (p *Pipeline) newLayer(c *conn, first []byte, ts time.Time) Layer {
+	f := Flow{Conn: c.key, ConnID: c.key.ID, FromClient: true, Src: c.key.Client, Dst: c.key.Server}
+	l := p.cfg.NewLayer(f, first)
+	if l == nil {
+		c.layered = false
+		return nil
+	}
+	cl := p.layers[c]
+	if cl == nil {
+		cl = p.holdLayer(c)
+	}
+	cl.l = l
+	if !c.decided {
+		c.decided = true
+		p.detectedServer(c, ts)
+	}
+	return l
+}
+
 // askLayer asks NewLayer for c's Layer and feeds what was held to it, or to
 // the framers when there is none. A Layer for a connection DetectPorts was
 // still probing makes it followed.
@@ -201,17 +247,7 @@ func (p *Pipeline) askLayer(c *conn, ts time.Time) {
 		}
 		first = append(first, it.data...)
 	}
-	f := Flow{Conn: c.key, ConnID: c.key.ID, FromClient: true, Src: c.key.Client, Dst: c.key.Server}
-	l := p.cfg.NewLayer(f, first)
-	if l != nil {
-		cl.l = l
-		if !c.decided {
-			c.decided = true
-			p.detectedServer(c, ts)
-		}
-	} else {
-		c.layered = false
-	}
+	l := p.newLayer(c, first, ts)
 	// The directions are found before feeding: a DetectPorts probe on the
 	// plain bytes may turn their roles round.
 	var hs [2]*half

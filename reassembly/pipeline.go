@@ -358,7 +358,6 @@ func (p *Pipeline) newConn(t tuple, s *segment, ts time.Time) *conn {
 		if p.layers == nil {
 			p.layers = make(map[*conn]*connLayer)
 		}
-		p.layers[c] = new(connLayer)
 	}
 	p.conns.put(c)
 	p.active.pushBack(c)
