@@ -35,11 +35,13 @@ type KeyLog struct {
 	skipped    int
 	files      []*keyLogFile
 	autoReload bool
+	fileMu     sync.Mutex // one reader of the files at a time
 }
 
 type keyLogFile struct {
 	path string
-	off  int64 // bytes parsed so far (up to the last complete line)
+	off  int64    // bytes parsed so far (up to the last complete line)
+	fh   *os.File // the file as last opened, kept for when path can no longer be opened
 }
 
 // NewKeyLog returns an empty key log.
@@ -97,11 +99,23 @@ func (k *KeyLog) Reload() (bool, error) {
 }
 
 func (k *KeyLog) readFile(f *keyLogFile) (bool, error) {
+	// The path is opened anew each time, so that a replaced file is read;
+	// when it can no longer be opened (a live capture parses as nobody once
+	// it has started), the file opened before goes on being read.
+	k.fileMu.Lock()
+	defer k.fileMu.Unlock()
 	fh, err := os.Open(f.path)
-	if err != nil {
+	switch {
+	case err == nil:
+		if f.fh != nil {
+			f.fh.Close()
+		}
+		f.fh = fh
+	case f.fh != nil:
+		fh = f.fh
+	default:
 		return false, err
 	}
-	defer fh.Close()
 	st, err := fh.Stat()
 	if err != nil {
 		return false, err
@@ -115,10 +129,7 @@ func (k *KeyLog) readFile(f *keyLogFile) (bool, error) {
 	if st.Size() == off {
 		return false, nil
 	}
-	if _, err := fh.Seek(off, io.SeekStart); err != nil {
-		return false, err
-	}
-	data, err := io.ReadAll(io.LimitReader(fh, st.Size()-off))
+	data, err := io.ReadAll(io.NewSectionReader(fh, off, st.Size()-off))
 	if err != nil {
 		return false, err
 	}

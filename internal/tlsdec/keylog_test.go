@@ -101,6 +101,30 @@ func TestKeyLogReload(t *testing.T) {
 	}
 }
 
+// A live capture started as root parses as nobody: the key log it opened
+// before must go on being read when its path can no longer be opened (here:
+// removed while the application still writes to it).
+func TestKeyLogReloadAfterPathIsGone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.log")
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.WriteString("CLIENT_RANDOM " + cr1 + " " + s48 + "\n")
+	k, err := LoadKeyLogFiles(path)
+	if err != nil || k.Len() != 1 {
+		t.Fatalf("Len %d, %v", k.Len(), err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	w.WriteString("CLIENT_RANDOM " + cr2 + " " + s48 + "\n")
+	if grew, err := k.Reload(); !grew || err != nil || k.Len() != 2 {
+		t.Errorf("grew %v, %v, Len %d", grew, err, k.Len())
+	}
+}
+
 // Live capture: the application writes its keys while the connection is being decoded.
 func TestKeyLogAutoReload(t *testing.T) {
 	cp := exchange(t, &tls.Config{MinVersion: tls.VersionTLS13}, &tls.Config{}, testSends(), payload(9, 3000), nil)
