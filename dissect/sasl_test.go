@@ -205,7 +205,10 @@ func FuzzSASLToken(f *testing.F) {
 		checkFuzzed(t, saslReg.Decode(af, Options{Mechanism: mech}), af)
 		if mech == "PLAIN" && dir == Request && bytes.Count(tok, []byte{0}) == 2 {
 			pw := tok[bytes.LastIndexByte(tok, 0)+1:]
-			if len(pw) >= 8 && !bytes.Contains(tok[:len(tok)-len(pw)], pw) {
+			rest := tok[:len(tok)-len(pw)]
+			// The other fields, escaped for a terminal, may spell the
+			// password themselves ("\xb0" then zeros holds "0000…").
+			if len(pw) >= 8 && !bytes.Contains(rest, pw) && !strings.Contains(Escape(string(rest)), string(pw)) {
 				for _, out := range [][]byte{AppendText(nil, m.Tree), AppendJSON(nil, m), AppendHexDump(nil, frame, m.Tree)} {
 					if bytes.Contains(out, pw) {
 						t.Fatalf("password %q shown", pw)
