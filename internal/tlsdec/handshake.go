@@ -46,30 +46,18 @@ func parseClientHello(body []byte) (*clientHello, bool) {
 	}
 	copy(ch.random[:], random)
 	ch.sessionID = bytes.Clone(sid)
-	if s.Empty() {
-		return &ch, true
-	}
-	var exts cryptobyte.String
-	if !s.ReadUint16LengthPrefixed(&exts) {
-		return nil, false
-	}
-	for !exts.Empty() {
-		var typ uint16
-		var data cryptobyte.String
-		if !exts.ReadUint16(&typ) || !exts.ReadUint16LengthPrefixed(&data) {
-			return nil, false
-		}
+	ok := extensions(&s, func(typ uint16, data cryptobyte.String) bool {
 		switch typ {
 		case extServerName:
 			var list cryptobyte.String
 			if !data.ReadUint16LengthPrefixed(&list) {
-				return nil, false
+				return false
 			}
 			for !list.Empty() {
 				var nameType uint8
 				var name cryptobyte.String
 				if !list.ReadUint8(&nameType) || !list.ReadUint16LengthPrefixed(&name) {
-					return nil, false
+					return false
 				}
 				if nameType == 0 && ch.sni == "" {
 					ch.sni = string(name)
@@ -78,12 +66,12 @@ func parseClientHello(body []byte) (*clientHello, bool) {
 		case extALPN:
 			var list cryptobyte.String
 			if !data.ReadUint16LengthPrefixed(&list) {
-				return nil, false
+				return false
 			}
 			for !list.Empty() {
 				var proto cryptobyte.String
 				if !list.ReadUint8LengthPrefixed(&proto) {
-					return nil, false
+					return false
 				}
 				ch.alpn = append(ch.alpn, string(proto))
 			}
@@ -94,8 +82,33 @@ func parseClientHello(body []byte) (*clientHello, bool) {
 		case extSessionTicket:
 			ch.ticket = bytes.Clone(data)
 		}
+		return true
+	})
+	if !ok {
+		return nil, false
 	}
 	return &ch, true
+}
+
+// extensions calls fn with each extension of a hello's optional extension
+// block (absent before TLS 1.0 extensions: s is then empty). It reports
+// false when the block or fn finds it malformed.
+func extensions(s *cryptobyte.String, fn func(typ uint16, data cryptobyte.String) bool) bool {
+	if s.Empty() {
+		return true
+	}
+	var exts cryptobyte.String
+	if !s.ReadUint16LengthPrefixed(&exts) {
+		return false
+	}
+	for !exts.Empty() {
+		var typ uint16
+		var data cryptobyte.String
+		if !exts.ReadUint16(&typ) || !exts.ReadUint16LengthPrefixed(&data) || !fn(typ, data) {
+			return false
+		}
+	}
+	return true
 }
 
 type serverHello struct {
@@ -120,29 +133,19 @@ func parseServerHello(body []byte) (*serverHello, bool) {
 	copy(sh.random[:], random)
 	sh.hrr = bytes.Equal(random, helloRetryRandom)
 	sh.sessionID = bytes.Clone(sid)
-	if s.Empty() {
-		return &sh, true
-	}
-	var exts cryptobyte.String
-	if !s.ReadUint16LengthPrefixed(&exts) {
-		return nil, false
-	}
-	for !exts.Empty() {
-		var typ uint16
-		var data cryptobyte.String
-		if !exts.ReadUint16(&typ) || !exts.ReadUint16LengthPrefixed(&data) {
-			return nil, false
-		}
+	ok := extensions(&s, func(typ uint16, data cryptobyte.String) bool {
 		switch typ {
 		case extSupportedVersion:
-			if !data.ReadUint16(&sh.version) {
-				return nil, false
-			}
+			return data.ReadUint16(&sh.version)
 		case extPreSharedKey:
 			sh.psk = true
 		case extEncryptThenMAC:
 			sh.etm = true
 		}
+		return true
+	})
+	if !ok {
+		return nil, false
 	}
 	return &sh, true
 }
