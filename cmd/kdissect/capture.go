@@ -251,9 +251,9 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	case o.asJSON:
 		p = &jsonPrinter{w: bw}
 	case o.summary:
-		p = &summaryPrinter{w: bw}
+		p = &summaryPrinter{textLines{w: bw}}
 	default:
-		p = &treePrinter{w: bw, hexDump: o.hexDump}
+		p = &treePrinter{textLines: textLines{w: bw}, hexDump: o.hexDump}
 	}
 	s := newSession(in.reg, sel, p, !o.asJSON)
 	s.limit = o.count

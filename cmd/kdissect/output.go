@@ -12,11 +12,32 @@ import (
 
 const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
 
+// textLines writes the "!!" lines of the text forms: unmatched
+// responses, cut frames and pipeline events.
+type textLines struct {
+	w   *bufio.Writer
+	buf []byte
+}
+
+func (p *textLines) unmatched(w *origin, u dissect.Unmatched) {
+	p.buf = appendUnmatchedText(p.buf[:0], w, u)
+	p.w.Write(p.buf)
+}
+
+func (p *textLines) incomplete(e *reassembly.Incomplete, c dissect.Incomplete) {
+	p.buf = appendEventText(p.buf[:0], e, c)
+	p.w.Write(p.buf)
+}
+
+func (p *textLines) event(e reassembly.Event) {
+	p.buf = appendEventText(p.buf[:0], e, dissect.Incomplete{})
+	p.w.Write(p.buf)
+}
+
 // treePrinter writes a heading line and the field tree of each message.
 type treePrinter struct {
-	w       *bufio.Writer
+	textLines
 	hexDump bool
-	buf     []byte
 }
 
 func (p *treePrinter) message(w *origin, x dissect.Exchange, m *dissect.Message) {
@@ -31,45 +52,12 @@ func (p *treePrinter) message(w *origin, x dissect.Exchange, m *dissect.Message)
 	p.buf = b
 }
 
-func (p *treePrinter) unmatched(w *origin, u dissect.Unmatched) {
-	p.buf = appendUnmatchedText(p.buf[:0], w, u)
-	p.w.Write(p.buf)
-}
-
-func (p *treePrinter) incomplete(e *reassembly.Incomplete, c dissect.Incomplete) {
-	p.buf = appendEventText(p.buf[:0], e, c)
-	p.w.Write(p.buf)
-}
-
-func (p *treePrinter) event(e reassembly.Event) {
-	p.buf = appendEventText(p.buf[:0], e, dissect.Incomplete{})
-	p.w.Write(p.buf)
-}
-
 // summaryPrinter writes one line per message.
-type summaryPrinter struct {
-	w   *bufio.Writer
-	buf []byte
-}
+type summaryPrinter struct{ textLines }
 
 func (p *summaryPrinter) message(w *origin, x dissect.Exchange, m *dissect.Message) {
 	b := appendHeading(p.buf[:0], w, x, m)
 	p.buf = append(b, '\n')
-	p.w.Write(p.buf)
-}
-
-func (p *summaryPrinter) unmatched(w *origin, u dissect.Unmatched) {
-	p.buf = appendUnmatchedText(p.buf[:0], w, u)
-	p.w.Write(p.buf)
-}
-
-func (p *summaryPrinter) incomplete(e *reassembly.Incomplete, c dissect.Incomplete) {
-	p.buf = appendEventText(p.buf[:0], e, c)
-	p.w.Write(p.buf)
-}
-
-func (p *summaryPrinter) event(e reassembly.Event) {
-	p.buf = appendEventText(p.buf[:0], e, dissect.Incomplete{})
 	p.w.Write(p.buf)
 }
 
