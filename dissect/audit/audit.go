@@ -147,28 +147,11 @@ func ReadRequest(m *dissect.Message, meta Meta) *Request {
 		list = "Filters"
 	}
 	for _, e := range elems(body.Child(list)) {
-		var b Binding
-		if act == Create {
-			b = Binding{
-				ResourceType: enum(e.Child("ResourceType"), dissect.ResourceType),
-				ResourceName: str(e.Child("ResourceName")),
-				PatternType:  pattern(e.Child("ResourcePatternType"), m.APIVersion),
-				Principal:    str(e.Child("Principal")),
-				Host:         str(e.Child("Host")),
-				Operation:    enum(e.Child("Operation"), dissect.AclOperation),
-				Permission:   enum(e.Child("PermissionType"), dissect.AclPermissionType),
-			}
-		} else {
-			b = Binding{
-				ResourceType: enum(e.Child("ResourceTypeFilter"), dissect.ResourceType),
-				ResourceName: str(e.Child("ResourceNameFilter")),
-				PatternType:  pattern(e.Child("PatternTypeFilter"), m.APIVersion),
-				Principal:    str(e.Child("PrincipalFilter")),
-				Host:         str(e.Child("HostFilter")),
-				Operation:    enum(e.Child("Operation"), dissect.AclOperation),
-				Permission:   enum(e.Child("PermissionType"), dissect.AclPermissionType),
-			}
+		names := creationFields
+		if act == Delete {
+			names = filterFields
 		}
+		b := bindingOf(e, names, m.APIVersion)
 		if b == (Binding{}) {
 			break // an element the frame announced but ended before
 		}
@@ -201,21 +184,37 @@ func ReadResponse(m *dissect.Message, meta Meta) *Response {
 				o.Matching = append(o.Matching, Match{
 					ErrorCode:    code(a.Child("ErrorCode")),
 					ErrorMessage: str(a.Child("ErrorMessage")),
-					Binding: Binding{
-						ResourceType: enum(a.Child("ResourceType"), dissect.ResourceType),
-						ResourceName: str(a.Child("ResourceName")),
-						PatternType:  pattern(a.Child("PatternType"), m.APIVersion),
-						Principal:    str(a.Child("Principal")),
-						Host:         str(a.Child("Host")),
-						Operation:    enum(a.Child("Operation"), dissect.AclOperation),
-						Permission:   enum(a.Child("PermissionType"), dissect.AclPermissionType),
-					},
+					Binding:      bindingOf(a, matchingFields, m.APIVersion),
 				})
 			}
 		}
 		r.Results = append(r.Results, o)
 	}
 	return r
+}
+
+// bindingFields names the fields of one binding in a message's element:
+// the three ACL element types spell them differently.
+type bindingFields struct{ resourceType, resourceName, patternType, principal, host string }
+
+var (
+	creationFields = bindingFields{"ResourceType", "ResourceName", "ResourcePatternType", "Principal", "Host"}
+	filterFields   = bindingFields{"ResourceTypeFilter", "ResourceNameFilter", "PatternTypeFilter", "PrincipalFilter", "HostFilter"}
+	matchingFields = bindingFields{"ResourceType", "ResourceName", "PatternType", "Principal", "Host"}
+)
+
+// bindingOf reads the binding of element e; version says whether a
+// missing pattern type is implied (v0).
+func bindingOf(e *dissect.Node, f bindingFields, version int16) Binding {
+	return Binding{
+		ResourceType: enum(e.Child(f.resourceType), dissect.ResourceType),
+		ResourceName: str(e.Child(f.resourceName)),
+		PatternType:  pattern(e.Child(f.patternType), version),
+		Principal:    str(e.Child(f.principal)),
+		Host:         str(e.Child(f.host)),
+		Operation:    enum(e.Child("Operation"), dissect.AclOperation),
+		Permission:   enum(e.Child("PermissionType"), dissect.AclPermissionType),
+	}
 }
 
 func actionOf(key int16) (Action, bool) {
