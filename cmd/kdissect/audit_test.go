@@ -468,7 +468,19 @@ func TestAuditEffectRawVersions(t *testing.T) {
 // cutBefore writes the packets of a capture before packet number n
 // (1-based) to a new file: the capture ends there.
 func cutBefore(t *testing.T, src string, n int) string {
-	f, err := os.Open(src)
+	return rewritePcap(t, src, func(i int, data []byte) []byte {
+		if i >= n {
+			return nil
+		}
+		return data
+	})
+}
+
+// rewritePcap copies a capture to a new file with each packet (numbered
+// from 1) as edit returns it: nil leaves it out.
+func rewritePcap(t *testing.T, in string, edit func(i int, data []byte) []byte) string {
+	t.Helper()
+	f, err := os.Open(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +494,7 @@ func cutBefore(t *testing.T, src string, n int) string {
 	if err := w.WriteFileHeader(r.Snaplen(), r.LinkType()); err != nil {
 		t.Fatal(err)
 	}
-	for i := 1; i < n; i++ {
+	for i := 1; ; i++ {
 		data, ci, err := r.ReadPacketData()
 		if err == io.EOF {
 			break
@@ -490,11 +502,15 @@ func cutBefore(t *testing.T, src string, n int) string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if data = edit(i, append([]byte(nil), data...)); data == nil {
+			continue
+		}
+		ci.CaptureLength = len(data)
 		if err := w.WritePacket(ci, data); err != nil {
 			t.Fatal(err)
 		}
 	}
-	p := filepath.Join(t.TempDir(), "cut.pcap")
+	p := filepath.Join(t.TempDir(), "rewritten.pcap")
 	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/google/gopacket/pcapgo"
 
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/tlsdec"
@@ -323,36 +321,12 @@ const shippedTLS = "../../testdata/pcaps/tls13-acls"
 // editPacket copies a capture with packet n (from 1) changed by edit.
 func editPacket(t *testing.T, in string, n int, edit func(data []byte) []byte) string {
 	t.Helper()
-	f, err := os.Open(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	w := pcapgo.NewWriter(&buf)
-	if err := w.WriteFileHeader(r.Snaplen(), r.LinkType()); err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; ; i++ {
-		data, ci, err := r.ReadPacketData()
-		if err != nil {
-			break
-		}
+	return rewritePcap(t, in, func(i int, data []byte) []byte {
 		if i == n {
-			data = edit(append([]byte(nil), data...))
-			ci.CaptureLength = len(data)
+			return edit(data)
 		}
-		w.WritePacket(ci, data)
-	}
-	p := filepath.Join(t.TempDir(), "edited.pcap")
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+		return data
+	})
 }
 
 // tcpPayload is where the TCP payload of an Ethernet/IPv4 packet starts.
