@@ -94,22 +94,6 @@ func TestLiveCaptureOnLoopback(t *testing.T) {
 	pcapOut := filepath.Join(t.TempDir(), "live.pcap")
 	cmd := exec.Command(bin, "--iface", "lo", "--port", strconv.Itoa(broker.Port), "--detect=false", "--json", "--duration", "60s", "-w", pcapOut)
 	stdout, _ := cmd.StdoutPipe()
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	ready := make(chan string, 1)
-	var errText strings.Builder
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			errText.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "capturing on lo") {
-				ready <- sc.Text()
-			}
-		}
-	}()
 	lines := make(chan string, 1024)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -119,11 +103,7 @@ func TestLiveCaptureOnLoopback(t *testing.T) {
 		}
 		close(lines)
 	}()
-	select {
-	case <-ready:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("kdissect did not start capturing: %s", errText.String())
-	}
+	errText := startLive(t, cmd)
 
 	exchanges, err := traffic.Run("kadm", broker.Addr)
 	if err != nil {
@@ -169,13 +149,55 @@ collect:
 		got = append(got, d)
 	}
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("kdissect exited with %v: %s", err, errText.String())
+		t.Fatalf("kdissect exited with %v: %s", err, errText())
 	}
 	compareWithClients(t, sc, got)
 
 	// -w kept the packets: reading them back gives the same messages.
 	again := decodeCapture(t, "--port", strconv.Itoa(broker.Port), "--detect=false", pcapOut)
 	compareWithClients(t, sc, again)
+}
+
+// startLive starts a live capture and waits until it says it is capturing;
+// the function it returns gives what it has written on stderr so far. The
+// process is killed when the test ends, if it is still running.
+func startLive(t *testing.T, cmd *exec.Cmd) (stderr func() string) {
+	t.Helper()
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	var mu sync.Mutex
+	var text strings.Builder
+	stderr = func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return text.String()
+	}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		started := false
+		for sc.Scan() {
+			mu.Lock()
+			text.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if !started && strings.Contains(sc.Text(), "capturing on ") {
+				started = true
+				close(ready)
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("kdissect did not start capturing: %s", stderr())
+	}
+	return stderr
 }
 
 // A live capture that cannot start says why in one sentence and exits 1.

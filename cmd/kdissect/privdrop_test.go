@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"os"
@@ -55,27 +54,7 @@ func TestLiveCaptureDropsPrivileges(t *testing.T) {
 	cmd := exec.Command(bin, "--iface", "lo", "--port", port, "--detect=false", "--summary", "-c", "2", "-w", pcapOut)
 	var out strings.Builder
 	cmd.Stdout = &out
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	ready := make(chan bool, 1)
-	var errText strings.Builder
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			errText.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "capturing on lo") {
-				ready <- true
-			}
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("kdissect did not start capturing: %s", errText.String())
-	}
+	errText := startLive(t, cmd)
 
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
 	if err != nil {
@@ -117,7 +96,7 @@ func TestLiveCaptureDropsPrivileges(t *testing.T) {
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("kdissect: %v: %s", err, errText.String())
+			t.Fatalf("kdissect: %v: %s", err, errText())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("kdissect did not stop after two messages; printed:\n%s", out.String())
