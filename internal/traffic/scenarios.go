@@ -2,9 +2,7 @@ package traffic
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"net"
 	"sort"
 	"strings"
@@ -184,26 +182,10 @@ func (rc *rawConn) Close() error { return rc.conn.Close() }
 // request writes req at the version set on it and reads its response.
 func (rc *rawConn) request(req kmsg.Request) (kmsg.Response, error) {
 	rc.corr++
-	corr := rc.corr
-	if _, err := rc.conn.Write(rc.fmtr.AppendRequest(nil, req, corr)); err != nil {
+	if err := rc.send(req, rc.corr); err != nil {
 		return nil, err
 	}
-	var size [4]byte
-	if _, err := io.ReadFull(rc.conn, size[:]); err != nil {
-		return nil, err
-	}
-	n := int32(binary.BigEndian.Uint32(size[:]))
-	if n < 4 || n > 16<<20 {
-		return nil, fmt.Errorf("response size %d", n)
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(rc.conn, body); err != nil {
-		return nil, err
-	}
-	if got := int32(binary.BigEndian.Uint32(body)); got != corr {
-		return nil, fmt.Errorf("response correlation ID %d, want %d", got, corr)
-	}
-	return parseResponse(req.Key(), req.GetVersion(), body[4:])
+	return rc.recv(req, rc.corr)
 }
 
 // LongName is a resource name longer than 127 bytes: its compact-string
