@@ -450,7 +450,7 @@ func (c *Conn) record(d *direction, in []byte, out func(Output)) {
 			return
 		}
 		if !ok {
-			return // rejected 0-RTT data, unreadable by design
+			return // rejected 0-RTT data, or no key any more: unreadable
 		}
 		c.okRecs++
 	}
@@ -486,6 +486,13 @@ func (c *Conn) open(d *direction, in []byte) (p []byte, ctype uint8, ok bool, er
 		d.body = make([]byte, 0, MaxRecordLen)
 	}
 	if !d.earlyPhase {
+		if d.cipher == nil {
+			// Keys can go between the record's header, when it was judged
+			// decryptable, and its last byte (the other direction's hello
+			// came in between): it is passed over like any record without
+			// a key.
+			return nil, 0, false, nil
+		}
 		p, ctype, err = d.cipher.open(&d.hdr, in, d.body[:len(in)], d.cipher.seq)
 		if err == nil {
 			d.cipher.seq++
