@@ -3,7 +3,7 @@ package dissect
 import (
 	"testing"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // Benchmarks of the decode and render paths a capture pays per frame.

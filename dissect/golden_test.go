@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // The reference trees (testdata/*.tree, copied from the project's

@@ -1,7 +1,7 @@
 package dissect
 
 // Helpers shared by the tests of this package (frames come from
-// internal/testkit, built with franz-go's kmsg encoder): sample messages, the
+// internal/testtools/testkit, built with franz-go's kmsg encoder): sample messages, the
 // expected-tree walker and the structural invariants every tree must keep.
 
 import (
@@ -16,7 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // ---- sample messages ----

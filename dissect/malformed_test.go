@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // rawRequest frames a hand-written body behind a request header with

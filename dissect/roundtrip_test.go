@@ -5,7 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // The round trip encodes messages with franz-go's kmsg, an encoder written

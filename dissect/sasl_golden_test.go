@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // TestGoldenSASL renders every SASL sample as TestGolden renders the ACL

@@ -192,7 +192,7 @@ func TestNoPasswordInAnyOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	frames := captureFrames(t, "kadm-acls.pcap", expect.BrokerPort)
-	passwords := []string{"admin-secret", "mallory-secret"} // internal/traffic's credentials
+	passwords := []string{"admin-secret", "mallory-secret"} // internal/testtools/traffic's credentials
 	// Without the mechanism (as when the handshake was not captured) the
 	// PLAIN tokens are recognised by their shape, and hidden all the same.
 	for _, c := range []struct{ show, trackMech bool }{{false, true}, {true, true}, {false, false}, {true, false}} {

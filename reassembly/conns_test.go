@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // planned is one conversation of TestInterleavedConnectionsWithPortReuse

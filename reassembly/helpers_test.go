@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // Test helpers of this package: the Kafka-like framing the tests inject, the
 // shorthands for its frames, and an event recorder that renders events as
 // one line each for exact comparison. Frames, TCP segments and pcap files are
-// built by internal/testkit, as in the other packages' tests.
+// built by internal/testtools/testkit, as in the other packages' tests.
 
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 

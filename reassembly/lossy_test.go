@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // Issue 7: packets lost by the capture (never retransmitted), captures that

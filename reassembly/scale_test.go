@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // merge interleaves the packets of several conversations in the order

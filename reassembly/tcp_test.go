@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // stamp sets a packet's capture time to t0+d.

@@ -13,7 +13,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/kdissect/kdissect/dissect"
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // stylesFor pins a colour profile without touching lipgloss's default

@@ -9,7 +9,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/kdissect/kdissect/dissect"
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 const tuiPassword = "hunter2-Pa55w0rd"

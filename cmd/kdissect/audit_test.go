@@ -19,8 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kdissect/kdissect/internal/testkit"
-	"github.com/kdissect/kdissect/internal/traffic"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/traffic"
 	"github.com/kdissect/kdissect/reassembly"
 )
 

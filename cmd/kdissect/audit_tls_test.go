@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/kdissect/kdissect/internal/traffic"
+	"github.com/kdissect/kdissect/internal/testtools/traffic"
 )
 
 // TestAuditTLSAndSASLCapturesMatchSidecars: the change log of every

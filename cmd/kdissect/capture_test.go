@@ -17,7 +17,7 @@ import (
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // newPcap is an empty capture as these tests build them: Ethernet, one

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // Every example in 'kdissect frame --help' works as printed (run from the

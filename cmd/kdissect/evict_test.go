@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // evictCapture: a connection cut inside a CreateAcls request, then a

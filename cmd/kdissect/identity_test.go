@@ -13,7 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kdissect/kdissect/dissect"
-	"github.com/kdissect/kdissect/internal/traffic"
+	"github.com/kdissect/kdissect/internal/testtools/traffic"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/tui"
 )

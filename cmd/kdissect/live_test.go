@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kdissect/kdissect/internal/traffic"
+	"github.com/kdissect/kdissect/internal/testtools/traffic"
 )
 
 var (

@@ -12,7 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // pcapRecord is one packet of a classic little-endian Ethernet pcap, with

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/dissect"
-	"github.com/kdissect/kdissect/internal/tlsdec"
-	"github.com/kdissect/kdissect/internal/tlslayer"
+	"github.com/kdissect/kdissect/reassembly/tlslayer/tlsdec"
+	"github.com/kdissect/kdissect/reassembly/tlslayer"
 	"github.com/kdissect/kdissect/reassembly"
 )
 

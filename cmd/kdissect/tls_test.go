@@ -14,8 +14,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kdissect/kdissect/dissect"
-	"github.com/kdissect/kdissect/internal/tlsdec"
-	"github.com/kdissect/kdissect/internal/traffic"
+	"github.com/kdissect/kdissect/reassembly/tlslayer/tlsdec"
+	"github.com/kdissect/kdissect/internal/testtools/traffic"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/tui"
 )

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kdissect/kdissect/dissect"
-	"github.com/kdissect/kdissect/internal/tlslayer"
+	"github.com/kdissect/kdissect/reassembly/tlslayer"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/tui"
 )

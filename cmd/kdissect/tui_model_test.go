@@ -17,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/dissect"
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/tui"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/dissect"
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // ---- frames built with kmsg, decoded by the real decoder ----

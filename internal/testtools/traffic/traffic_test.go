@@ -257,7 +257,7 @@ func TestRunRejectsNonLoopback(t *testing.T) {
 
 // TestCommittedSidecars reads back every committed sidecar, if any.
 func TestCommittedSidecars(t *testing.T) {
-	files, _ := filepath.Glob("../../testdata/pcaps/*.expect.json")
+	files, _ := filepath.Glob("../../../testdata/pcaps/*.expect.json")
 	for _, f := range files {
 		ex, err := LoadExpect(f)
 		if err != nil {

@@ -2,7 +2,7 @@
 // traffic over TLS 1.3 with TLS_AES_128_GCM_SHA256, and the NSS key log
 // that decrypts it, for comparing kdissect's decryption with tshark's.
 //
-//	go run ./internal/bench/tlsgen -o bench-tls.pcap -size 100000000
+//	go run ./internal/testtools/bench/tlsgen -o bench-tls.pcap -size 100000000
 //
 // A crypto/tls client and server talk over real TCP connections on
 // 127.0.0.1: the client writes Kafka-framed requests, each frame 16 KiB
@@ -10,7 +10,7 @@
 // every tenth frame; the server answers each with a small response (a
 // real CreateAcls v3 response for the ACL requests). The bytes are
 // recorded on the client's sockets and written as the packets of a
-// capture on lo (internal/traffic's Synth: handshake, 1448-byte segments,
+// capture on lo (internal/testtools/traffic's Synth: handshake, 1448-byte segments,
 // ACKs, FIN), streamed to the file, so memory stays small at any size.
 // The broker is shown on port 9092 (-port). The key material is throwaway.
 //
@@ -34,7 +34,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kdissect/kdissect/internal/traffic"
+	"github.com/kdissect/kdissect/internal/testtools/traffic"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 

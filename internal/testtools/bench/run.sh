@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end benchmark of kdissect on generated captures.
 #
-#   internal/bench/run.sh [--sizes "100000000 1000000000"] [--runs 5] [--tshark] [--dir DIR]
-#   internal/bench/run.sh --tls [--sizes "100000000"] [--runs 5] [--dir DIR]
+#   internal/testtools/bench/run.sh [--sizes "100000000 1000000000"] [--runs 5] [--tshark] [--dir DIR]
+#   internal/testtools/bench/run.sh --tls [--sizes "100000000"] [--runs 5] [--dir DIR]
 #
-# Generates the captures once (internal/bench/gencapture: 200 connections,
+# Generates the captures once (internal/testtools/bench/gencapture: 200 connections,
 # Produce v9 requests of 1-16 KiB, ~10% CreateAcls/DeleteAcls v3 pairs, a
 # little reordering and retransmission), reads each file once to put it in
 # the page cache, then times, for each size, the median of --runs runs of:
@@ -15,13 +15,13 @@
 # and prints a Markdown table: seconds, MB/s and peak RSS (from /usr/bin/time).
 #
 # --tls generates the TLS 1.3 AES-128-GCM version instead
-# (internal/bench/tlsgen: the capture and its key log) and times
+# (internal/testtools/bench/tlsgen: the capture and its key log) and times
 # kdissect --summary --tls-keylog K against tshark decrypting with the same
 # key log and the CreateAcls filter (installed from apt when missing),
 # side by side on the same file, and prints the ratio; the targets are
 # >= 500 MB/s, >= 20x tshark and a peak RSS under 100 MB.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 sizes="100000000 1000000000"
 runs=5
@@ -48,8 +48,8 @@ if [ $want_tshark = 1 ] && ! command -v tshark >/dev/null; then
 fi
 
 go build -o "$dir/kdissect" ./cmd/kdissect
-go build -o "$dir/bareloop" ./internal/bench/bareloop
-go build -o "$dir/gencapture" ./internal/bench/gencapture
+go build -o "$dir/bareloop" ./internal/testtools/bench/bareloop
+go build -o "$dir/gencapture" ./internal/testtools/bench/gencapture
 
 # measure NAME FILE CMD...: prints "seconds rss_kib" of the median run.
 measure() {
@@ -65,7 +65,7 @@ measure() {
 
 if [ $tls = 1 ]; then
   [ "$sizes" = "100000000 1000000000" ] && sizes=100000000
-  go build -o "$dir/tlsgen" ./internal/bench/tlsgen
+  go build -o "$dir/tlsgen" ./internal/testtools/bench/tlsgen
   echo "| capture | pipeline | seconds | MB/s | peak RSS MiB |"
   echo "|---|---|---|---|---|"
   for size in $sizes; do

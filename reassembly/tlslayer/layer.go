@@ -7,7 +7,7 @@ package tlslayer
 import (
 	"time"
 
-	"github.com/kdissect/kdissect/internal/tlsdec"
+	"github.com/kdissect/kdissect/reassembly/tlslayer/tlsdec"
 	"github.com/kdissect/kdissect/reassembly"
 )
 

@@ -21,7 +21,7 @@ import (
 	"github.com/google/gopacket/pcapgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kdissect/kdissect/internal/testkit"
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 func main() {

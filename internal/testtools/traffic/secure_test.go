@@ -487,7 +487,7 @@ func TestBuildTLSCapture(t *testing.T) {
 // are in the key log.
 func TestCommittedSecureCaptures(t *testing.T) {
 	for _, name := range ShippedSecureNames() {
-		base := filepath.Join("..", "..", "testdata", "pcaps", name)
+		base := filepath.Join("..", "..", "..", "testdata", "pcaps", name)
 		f, err := LoadExpectFile(base + ".expect.json")
 		if err != nil {
 			t.Fatal(err)

@@ -1,10 +1,10 @@
-// Command gencaptures records the traffic scenarios of internal/traffic on
+// Command gencaptures records the traffic scenarios of internal/testtools/traffic on
 // the loopback interface and writes, for each, a pcap and a sidecar
 // FILE.expect.json with what the clients sent and received.
 //
 // It needs root (or CAP_NET_RAW). From the module root:
 //
-//	go run ./internal/traffic/cmd/gencaptures -out testdata/pcaps
+//	go run ./internal/testtools/traffic/cmd/gencaptures -out testdata/pcaps
 //
 // By default the packets are captured by kdissect itself (built from
 // ./cmd/kdissect and run as `kdissect --iface lo --port PORT -w FILE
@@ -14,8 +14,8 @@
 // clients' bytes are recorded on their sockets and written as a pcap
 // (traffic.BuildTLSCapture), with the TLS key log next to it:
 //
-//	go run ./internal/traffic/cmd/gencaptures -out testdata/pcaps -synth shipped
-//	go run ./internal/traffic/cmd/gencaptures -out /tmp/caps -synth all
+//	go run ./internal/testtools/traffic/cmd/gencaptures -out testdata/pcaps -synth shipped
+//	go run ./internal/testtools/traffic/cmd/gencaptures -out /tmp/caps -synth all
 package main
 
 import (
@@ -34,7 +34,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kdissect/kdissect/internal/traffic"
+	"github.com/kdissect/kdissect/internal/testtools/traffic"
 )
 
 // outputs names the files of each scenario.

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Connection-scale benchmark of kdissect on generated captures.
 #
-#   internal/bench/scale.sh [--cases "synflood:50000 synflood:500000 ..."] [--dir DIR] [--bin KDISSECT]
+#   internal/testtools/bench/scale.sh [--cases "synflood:50000 synflood:500000 ..."] [--dir DIR] [--bin KDISSECT]
 #
-# internal/bench/scalegen writes each capture once (see its doc comment):
+# internal/testtools/bench/scalegen writes each capture once (see its doc comment):
 #   synflood  SYN + a 40-byte request head claiming a 1 MiB frame, never closed
 #   churn     SYN, one CreateAcls v3 request, client FIN
 #   holes     84 KiB of out-of-order data after a 1-byte hole
@@ -13,7 +13,7 @@
 # figure on a shared machine), peak RSS and peak RSS per connection.
 # --bin measures another build (e.g. an older commit) on the same files.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 cases="synflood:50000 synflood:500000 synflood:2000000 churn:300000 holes:10000"
 dir=${TMPDIR:-/tmp}/kdissect-scale
@@ -35,7 +35,7 @@ if [ -z "$bin" ]; then
   bin="$dir/kdissect"
   go build -o "$bin" ./cmd/kdissect
 fi
-go build -o "$dir/scalegen" ./internal/bench/scalegen
+go build -o "$dir/scalegen" ./internal/testtools/bench/scalegen
 
 echo "| case | connections | capture MB | seconds | CPU seconds | peak RSS MiB | RSS bytes/conn |"
 echo "|---|---|---|---|---|---|---|"
