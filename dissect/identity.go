@@ -244,13 +244,20 @@ func (i Identity) String() string {
 	case s == "":
 		s = "an unnamed user"
 	}
+	return Escape(s + i.Qualifier())
+}
+
+// Qualifier is what String adds after the principal: " (failed)" when the
+// broker refused the authentication, " (not yet accepted)" while it has
+// not accepted it, else "".
+func (i Identity) Qualifier() string {
 	switch {
 	case i.Failed:
-		s += " (failed)"
+		return " (failed)"
 	case !i.Authenticated:
-		s += " (not yet accepted)"
+		return " (not yet accepted)"
 	}
-	return Escape(s)
+	return ""
 }
 
 // AppendIdentityJSON writes the NDJSON members of an identity, without

@@ -105,9 +105,9 @@ func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io
 		case o.format == "json":
 			werr = audit.WriteJSON(bw, rows)
 		case o.format == "csv" && ap.stream != nil:
-			werr = audit.WriteCSVRows(bw, rows, o.effect)
+			werr = audit.WriteCSVRows(bw, rows, audit.CSVOptions{Effect: o.effect})
 		case o.format == "csv":
-			werr = audit.WriteCSV(bw, rows, o.effect)
+			werr = audit.WriteCSV(bw, rows, audit.CSVOptions{Effect: o.effect})
 		default:
 			width := o.width
 			if width == 0 {
@@ -123,7 +123,7 @@ func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io
 		// Live NDJSON and CSV follow the capture: each exchange's rows as
 		// its response arrives; the unanswered ones when it stops.
 		if o.format == "csv" {
-			werr = audit.WriteCSV(bw, nil, false)
+			werr = audit.WriteCSV(bw, nil, audit.CSVOptions{})
 		}
 		ap.stream = func(rows []audit.Row) {
 			write(rows)

@@ -302,7 +302,7 @@ func TestJSON(t *testing.T) {
 func TestCSV(t *testing.T) {
 	rows := sampleRows(t)
 	var b bytes.Buffer
-	if err := WriteCSV(&b, rows, false); err != nil {
+	if err := WriteCSV(&b, rows, CSVOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&b).ReadAll()
@@ -369,7 +369,7 @@ func TestHostileText(t *testing.T) {
 	rows := Rows(req, resp)
 	var tb, cb, jb bytes.Buffer
 	WriteTable(&tb, rows, 0, false)
-	WriteCSV(&cb, rows, false)
+	WriteCSV(&cb, rows, CSVOptions{})
 	WriteJSON(&jb, rows)
 	for name, out := range map[string]string{"table": tb.String(), "csv": cb.String()} {
 		for _, bad := range []string{"\x1b", "\x07", "\u202e", "\xff"} {
@@ -485,7 +485,7 @@ func TestEffect(t *testing.T) {
 		t.Errorf("effect JSON: %s", b.String())
 	}
 	b.Reset()
-	WriteCSV(&b, nil, true)
+	WriteCSV(&b, nil, CSVOptions{Effect: true})
 	if !strings.HasSuffix(b.String(), ",response_index,effect\n") {
 		t.Errorf("effect CSV header: %s", b.String())
 	}

@@ -115,30 +115,39 @@ var CSVHeader = []string{
 	"request_index", "response_index",
 }
 
+// CSVOptions shape WriteCSV's output.
+type CSVOptions struct {
+	// Effect: the rows come from Effect and get an "effect" column.
+	Effect bool
+	// Raw leaves cells that a spreadsheet would run as a formula as they
+	// are (the default neutralises them).
+	Raw bool
+}
+
 // WriteCSV writes RFC 4180 CSV: one header line, then a record a row; rows
-// from Effect (effect true) add an "effect" column. Null is an empty field. Wire text is
+// from Effect (opt.Effect) add an "effect" column. Null is an empty field. Wire text is
 // escaped as in the text output (control characters, escape sequences,
 // bidi overrides and invalid UTF-8 as Go escapes): a CSV file is read on
 // terminals too.
-func WriteCSV(w io.Writer, rows []Row, effect bool) error {
+func WriteCSV(w io.Writer, rows []Row, opt CSVOptions) error {
 	cw := csv.NewWriter(w)
 	head := CSVHeader
-	if effect {
+	if opt.Effect {
 		head = append(head[:len(head):len(head)], "effect")
 	}
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	return writeCSVRows(cw, rows, effect)
+	return writeCSVRows(cw, rows, opt)
 }
 
 // WriteCSVRows is WriteCSV without the header line, for rows that follow
 // a capture batch by batch.
-func WriteCSVRows(w io.Writer, rows []Row, effect bool) error {
-	return writeCSVRows(csv.NewWriter(w), rows, effect)
+func WriteCSVRows(w io.Writer, rows []Row, opt CSVOptions) error {
+	return writeCSVRows(csv.NewWriter(w), rows, opt)
 }
 
-func writeCSVRows(cw *csv.Writer, rows []Row, effect bool) error {
+func writeCSVRows(cw *csv.Writer, rows []Row, opt CSVOptions) error {
 	rec := make([]string, 0, len(CSVHeader)+1)
 	for i := range rows {
 		r := &rows[i]
@@ -151,7 +160,7 @@ func writeCSVRows(cw *csv.Writer, rows []Row, effect bool) error {
 			esc(r.Binding.Principal), esc(r.Binding.Host), esc(r.Binding.Operation), esc(r.Binding.Permission),
 			r.Result, num(r.ErrorCode), esc(r.ErrorName), esc(r.ErrorMessage), num(r.FilterIndex),
 			num(r.LatencyUs), num(r.RequestIndex), num(r.ResponseIndex))
-		if effect {
+		if opt.Effect {
 			rec = append(rec, r.Effect)
 		}
 		if err := cw.Write(rec); err != nil {
