@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"math"
 	"strconv"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -131,14 +133,18 @@ func appendValueJSON(dst []byte, n *Node) []byte {
 }
 
 // AppendJSONString writes s as a JSON string. Invalid UTF-8 becomes
-// U+FFFD so the output is always valid JSON; control characters and the
-// JavaScript line separators are escaped.
+// U+FFFD so the output is always valid JSON. Control characters (C0, DEL,
+// C1), format characters (Unicode category Cf: bidi overrides and
+// isolates, zero-width characters, the BOM) and the JavaScript line
+// separators are written as \uXXXX: the parsed value is unchanged, but
+// `jq -r` or a log viewer showing the raw line never hands them to a
+// terminal, where they would reorder or hide text.
 func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x7f {
 			i++
 			continue
 		}
@@ -160,6 +166,18 @@ func AppendJSONString(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
+		// Most letters beyond ASCII are in blocks without a control or
+		// format character: U+00C0-U+05FF (lead bytes C3-D7) and
+		// U+3000-U+CFFF, U+E000-U+EFFF (E3-EC, EE). Their well-formed
+		// sequences pass without decoding.
+		if c >= 0xc3 && c <= 0xd7 && i+1 < len(s) && s[i+1]&0xc0 == 0x80 {
+			i += 2
+			continue
+		}
+		if (c >= 0xe3 && c <= 0xec || c == 0xee) && i+2 < len(s) && s[i+1]&0xc0 == 0x80 && s[i+2]&0xc0 == 0x80 {
+			i += 3
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
@@ -168,13 +186,9 @@ func AppendJSONString(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		if r == '\u2028' || r == '\u2029' {
+		if jsonEscapesRune(r) {
 			dst = append(dst, s[start:i]...)
-			if r == '\u2028' {
-				dst = append(dst, `\u2028`...)
-			} else {
-				dst = append(dst, `\u2029`...)
-			}
+			dst = appendJSONRuneEscape(dst, r)
 			i += size
 			start = i
 			continue
@@ -183,6 +197,37 @@ func AppendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// jsonEscapesRune reports whether a non-ASCII rune is written as an
+// escape: C1 controls, format characters and U+2028/U+2029. The BMP's
+// format characters sit in a few blocks (U+00AD, U+0600-U+08FF,
+// U+180E-U+206F, U+FEFF-U+FFFB): letters elsewhere, the usual wire text
+// beyond ASCII, are let through without a table lookup.
+func jsonEscapesRune(r rune) bool {
+	switch {
+	case r < 0xa0:
+		return true // C1 controls (U+0080-U+009F)
+	case r < 0x600:
+		return r == 0xad
+	case r < 0x900, r >= 0x180e && r < 0x2070, r >= 0xfeff:
+		return r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r)
+	}
+	return false
+}
+
+// appendJSONRuneEscape writes r as \uXXXX, as a UTF-16 surrogate pair
+// above the BMP (the tag characters U+E0001-U+E007F are format characters).
+func appendJSONRuneEscape(dst []byte, r rune) []byte {
+	const hexDigits = "0123456789abcdef"
+	u := func(dst []byte, v rune) []byte {
+		return append(dst, '\\', 'u', hexDigits[v>>12&0xf], hexDigits[v>>8&0xf], hexDigits[v>>4&0xf], hexDigits[v&0xf])
+	}
+	if r > 0xffff {
+		hi, lo := utf16.EncodeRune(r)
+		return u(u(dst, hi), lo)
+	}
+	return u(dst, r)
 }
 
 // appendJSONDisplay writes n's Display as a JSON string. Display text is
