@@ -128,7 +128,9 @@ type CSVOptions struct {
 // from Effect (opt.Effect) add an "effect" column. Null is an empty field. Wire text is
 // escaped as in the text output (control characters, escape sequences,
 // bidi overrides and invalid UTF-8 as Go escapes): a CSV file is read on
-// terminals too.
+// terminals too. A text cell that a spreadsheet would take for a formula
+// (it starts with =, +, -, @, a tab or a carriage return) gets a leading
+// ', as OWASP advises, unless opt.Raw.
 func WriteCSV(w io.Writer, rows []Row, opt CSVOptions) error {
 	cw := csv.NewWriter(w)
 	head := CSVHeader
@@ -148,17 +150,25 @@ func WriteCSVRows(w io.Writer, rows []Row, opt CSVOptions) error {
 }
 
 func writeCSVRows(cw *csv.Writer, rows []Row, opt CSVOptions) error {
+	// Only text cells are neutralised: the numbers are ours, and a
+	// negative error code must stay a number.
+	text := func(s *string) string {
+		if opt.Raw {
+			return esc(s)
+		}
+		return defuseFormula(esc(s))
+	}
 	rec := make([]string, 0, len(CSVHeader)+1)
 	for i := range rows {
 		r := &rows[i]
 		rec = rec[:0]
 		rec = append(rec,
 			r.Time.UTC().Format(time.RFC3339Nano), addr(r.Client), addr(r.Broker),
-			esc(r.Principal), esc(r.ClientID), string(r.Action),
+			text(r.Principal), text(r.ClientID), string(r.Action),
 			strconv.Itoa(int(r.APIVersion)), strconv.Itoa(int(r.CorrelationID)),
-			esc(r.Binding.ResourceType), esc(r.Binding.ResourceName), esc(r.Binding.PatternType),
-			esc(r.Binding.Principal), esc(r.Binding.Host), esc(r.Binding.Operation), esc(r.Binding.Permission),
-			r.Result, num(r.ErrorCode), esc(r.ErrorName), esc(r.ErrorMessage), num(r.FilterIndex),
+			text(r.Binding.ResourceType), text(r.Binding.ResourceName), text(r.Binding.PatternType),
+			text(r.Binding.Principal), text(r.Binding.Host), text(r.Binding.Operation), text(r.Binding.Permission),
+			r.Result, num(r.ErrorCode), text(r.ErrorName), text(r.ErrorMessage), num(r.FilterIndex),
 			num(r.LatencyUs), num(r.RequestIndex), num(r.ResponseIndex))
 		if opt.Effect {
 			rec = append(rec, r.Effect)
@@ -169,6 +179,17 @@ func writeCSVRows(cw *csv.Writer, rows []Row, opt CSVOptions) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// defuseFormula puts a ' before a cell that Excel, LibreOffice or Google
+// Sheets would evaluate: one starting with =, +, - or @ (a formula, or a
+// DDE call such as =cmd|' /C calc'!A0), or with a tab or a carriage
+// return, after which some of them look for one.
+func defuseFormula(s string) string {
+	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
 }
 
 func esc(s *string) string {
@@ -228,22 +249,35 @@ func orDash(s string) string {
 	return s
 }
 
-// WriteTable writes aligned columns no wider than width (0: no limit) and
-// a closing line that counts the changes (or, for Effect's rows and effect
-// true, the bindings added and removed, with an EFFECT column). Where the
-// natural table is too wide the CLIENT column goes first, then the date,
-// then the widest columns are cut with …. Wire text is escaped.
+// MaxCellWidth is the most display columns a table cell takes when the
+// table has no width (WriteTable's width 0): without it, one long resource
+// name widens its column, and pads every row, to its length. Cut cells end
+// with …; csv and json hold the whole value.
+const MaxCellWidth = 80
+
+// WriteTable writes aligned columns no wider than width and a closing line
+// that counts the changes (or, for Effect's rows and effect true, the
+// bindings added and removed, with an EFFECT column). Where the natural
+// table is too wide the CLIENT column goes first, then the date, then the
+// widest columns are cut with …. Width 0 sets no limit on the line, but
+// cuts each cell at MaxCellWidth. Wire text is escaped.
 func WriteTable(w io.Writer, rows []Row, width int, effect bool) error {
 	var cols []column
 	if effect {
 		cols = append(cols, colEffect)
 	}
 	cols = append(cols, colIndex, colTime, colClient, colPrincipal, colAction, colBinding, colResult)
-	cells, widths := layoutCells(rows, cols)
+	// No cell can show more than the line holds: cutting it here also
+	// spares measuring, then padding to, a cell of megabytes.
+	cellMax := MaxCellWidth
+	if width > 0 {
+		cellMax = width
+	}
+	cells, widths := layoutCells(rows, cols, cellMax)
 	if width > 0 && total(widths) > width {
 		cols = slices.DeleteFunc(cols, func(c column) bool { return c.head == "CLIENT" })
 		cols[slices.IndexFunc(cols, func(c column) bool { return c.head == "TIME" })] = colClock
-		cells, widths = layoutCells(rows, cols)
+		cells, widths = layoutCells(rows, cols, cellMax)
 	}
 	fit(widths, cols, width)
 	var b strings.Builder
@@ -279,9 +313,9 @@ func WriteTable(w io.Writer, rows []Row, width int, effect bool) error {
 	return err
 }
 
-// layoutCells is the heading and the cells of every row, and the natural
-// width of each column.
-func layoutCells(rows []Row, cols []column) ([][]string, []int) {
+// layoutCells is the heading and the cells of every row, each cut at
+// cellMax columns, and the width of each column.
+func layoutCells(rows []Row, cols []column, cellMax int) ([][]string, []int) {
 	cells := make([][]string, 0, len(rows)+1)
 	widths := make([]int, len(cols))
 	head := make([]string, len(cols))
@@ -293,12 +327,33 @@ func layoutCells(rows []Row, cols []column) ([][]string, []int) {
 	for i := range rows {
 		line := make([]string, len(cols))
 		for j, c := range cols {
-			line[j] = c.cell(&rows[i])
+			line[j] = clip(c.cell(&rows[i]), cellMax)
 			widths[j] = max(widths[j], runewidth.StringWidth(line[j]))
 		}
 		cells = append(cells, line)
 	}
 	return cells, widths
+}
+
+// clip cuts s to at most w display columns, the last of them "…". Unlike
+// runewidth.Truncate it does not measure the whole string first: it reads
+// little further than the cut.
+func clip(s string, w int) string {
+	keep := w - runewidth.StringWidth("…") // the columns before an ellipsis
+	n := 0
+	for i, r := range s {
+		rw := runewidth.RuneWidth(r)
+		if n+rw > keep {
+			// The rest may still fit whole in the columns left, ellipsis
+			// included; it is measured only when it is short enough to.
+			if rest := s[i:]; len(rest) <= 4*(w-n) && runewidth.StringWidth(rest) <= w-n {
+				return s
+			}
+			return s[:i] + "…"
+		}
+		n += rw
+	}
+	return s
 }
 
 func total(widths []int) int {
