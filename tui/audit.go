@@ -6,8 +6,8 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/dissect/audit"
@@ -116,7 +116,7 @@ func (m *Model) revealAudit() {
 	a.offset = revealRow(a.offset, a.cursor, m.auditHeight(), len(a.rows))
 }
 
-func (m *Model) auditKey(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) auditKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.keys
 	a := &m.audit
 	h := m.auditHeight()

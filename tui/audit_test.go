@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/dissect"

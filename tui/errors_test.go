@@ -74,7 +74,7 @@ func TestErrorsFilterKeepsKafkaErrors(t *testing.T) {
 	if text := m.list.rowText(0, 120); !strings.Contains(text, " CLUSTER_AUTHORIZATION_FAILED · ALLOW User:user3 ") {
 		t.Errorf("row of #3 does not lead its info with the error: %q", text)
 	}
-	if v := m.View(); !strings.Contains(v, "Fields · #3 DeleteAcls v3 response · corr 3 · E CLUSTER_AUTHORIZATION_FAILED") {
+	if v := m.render(); !strings.Contains(v, "Fields · #3 DeleteAcls v3 response · corr 3 · E CLUSTER_AUTHORIZATION_FAILED") {
 		t.Errorf("the tree title does not name the error:\n%s", v)
 	}
 	// The error is searchable.

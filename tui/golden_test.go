@@ -4,49 +4,45 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/kdissect/kdissect/dissect"
 )
 
-// Golden screens of the seed capture. The plain ones pin the Ascii profile
+// Golden screens of the seed capture. The plain ones pin the NoTTY profile
 // (no escape sequences at all); the ANSI256 one shows the colours of the
 // byte legend and the marked field; the nocolor one is what NO_COLOR gets
-// (attributes only). go test ./tui/ -update rewrites them.
+// (the ASCII profile: attributes only). go test ./tui/ -update rewrites
+// them.
 func TestGoldenScreens(t *testing.T) {
 	entries, load := seedCapture(t)
 	cases := []struct {
 		name    string
 		w, h    int
-		profile termenv.Profile
-		mono    bool // the styles autoStyles picks at profile (NO_COLOR's at Ascii)
+		profile colorprofile.Profile
 		msgs    []tea.Msg
 	}{
-		{"request-80x24.golden", 80, 24, termenv.Ascii, false, nil},
-		{"request-160x48.golden", 160, 48, termenv.Ascii, false, nil},
+		{"request-80x24.golden", 80, 24, colorprofile.NoTTY, nil},
+		{"request-160x48.golden", 160, 48, colorprofile.NoTTY, nil},
 		// tree focused, cursor on Principal: its byte is marked, the status
 		// line shows the path, value and doc.
-		{"principal-80x24.golden", 80, 24, termenv.Ascii, false,
+		{"principal-80x24.golden", 80, 24, colorprofile.NoTTY,
 			keys("tab", "G", "k", "k", "k", "k", "k")},
-		{"principal-160x48.ansi256.golden", 160, 48, termenv.ANSI256, false,
+		{"principal-160x48.ansi256.golden", 160, 48, colorprofile.ANSI256,
 			keys("tab", "G", "k", "k", "k", "k", "k")},
-		{"principal-80x24.nocolor.golden", 80, 24, termenv.Ascii, true,
+		{"principal-80x24.nocolor.golden", 80, 24, colorprofile.ASCII,
 			keys("tab", "G", "k", "k", "k", "k", "k")},
-		{"response-160x48.golden", 160, 48, termenv.Ascii, false, keys("p")},
-		{"help-80x24.golden", 80, 24, termenv.Ascii, false, keys("?")},
+		{"response-160x48.golden", 160, 48, colorprofile.NoTTY, keys("p")},
+		{"help-80x24.golden", 80, 24, colorprofile.NoTTY, keys("?")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := newTestModel(t, load, entries, c.w, c.h)
-			if c.mono {
-				m.setStyles(autoStyles(rendererAt(c.profile)))
-			} else {
-				m.setStyles(stylesFor(c.profile))
-			}
+			m = send(m, tea.ColorProfileMsg{Profile: c.profile})
 			m = send(m, c.msgs...)
 			screenLines(t, m)
-			golden(t, c.name, m.View()+"\n")
+			golden(t, c.name, m.render()+"\n")
 		})
 	}
 }

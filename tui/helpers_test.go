@@ -1,30 +1,20 @@
 package tui
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
-
-// stylesFor pins a colour profile without touching lipgloss's default
-// renderer.
-func stylesFor(p termenv.Profile) Styles { return NewStyles(rendererAt(p)) }
-
-func rendererAt(p termenv.Profile) *lipgloss.Renderer {
-	r := lipgloss.NewRenderer(io.Discard)
-	r.SetColorProfile(p)
-	return r
-}
 
 func readSeed(t *testing.T, name string) []byte {
 	t.Helper()
@@ -75,7 +65,7 @@ func entryOf(i int, ts time.Time, src, dst string, m *dissect.Message, peer int)
 func newTestModel(t *testing.T, load Loader, entries []Entry, w, h int) Model {
 	t.Helper()
 	m := New(load, Options{Title: "seed.pcap"})
-	m.setStyles(stylesFor(termenv.Ascii))
+	m.setStyles(stylesFor(colorprofile.NoTTY)) // plain text, as on a terminal that takes no escape sequence
 	m = send(m, tea.WindowSizeMsg{Width: w, Height: h})
 	return send(m, EntriesMsg(entries))
 }
@@ -97,42 +87,49 @@ func keys(names ...string) []tea.Msg {
 	return out
 }
 
-func keyMsg(n string) tea.KeyMsg {
+func keyMsg(n string) tea.KeyPressMsg {
 	switch n {
 	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
+		return tea.KeyPressMsg{Code: tea.KeyUp}
 	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
+		return tea.KeyPressMsg{Code: tea.KeyDown}
 	case "left":
-		return tea.KeyMsg{Type: tea.KeyLeft}
+		return tea.KeyPressMsg{Code: tea.KeyLeft}
 	case "right":
-		return tea.KeyMsg{Type: tea.KeyRight}
+		return tea.KeyPressMsg{Code: tea.KeyRight}
 	case "tab":
-		return tea.KeyMsg{Type: tea.KeyTab}
+		return tea.KeyPressMsg{Code: tea.KeyTab}
 	case "shift+tab":
-		return tea.KeyMsg{Type: tea.KeyShiftTab}
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
 	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
 	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
 	case "space":
-		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
+		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
 	case "backspace":
-		return tea.KeyMsg{Type: tea.KeyBackspace}
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
 	case "pgdown":
-		return tea.KeyMsg{Type: tea.KeyPgDown}
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
 	case "pgup":
-		return tea.KeyMsg{Type: tea.KeyPgUp}
+		return tea.KeyPressMsg{Code: tea.KeyPgUp}
 	case "home":
-		return tea.KeyMsg{Type: tea.KeyHome}
+		return tea.KeyPressMsg{Code: tea.KeyHome}
 	case "end":
-		return tea.KeyMsg{Type: tea.KeyEnd}
+		return tea.KeyPressMsg{Code: tea.KeyEnd}
 	case "ctrl+c":
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
 	case "ctrl+u":
-		return tea.KeyMsg{Type: tea.KeyCtrlU}
+		return tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl}
 	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(n)}
+	// As the terminal reader delivers a printable key: Code the rune
+	// itself (lower case, with shift for a capital), Text what it types.
+	r := []rune(n)[0]
+	k := tea.KeyPressMsg{Code: r, Text: n}
+	if unicode.IsUpper(r) {
+		k.Code, k.ShiftedCode, k.Mod = unicode.ToLower(r), r, tea.ModShift
+	}
+	return k
 }
 
 // typed is the key messages of typing s into a prompt.
@@ -143,7 +140,7 @@ func typed(s string) []tea.Msg {
 			out = append(out, keyMsg("space"))
 			continue
 		}
-		out = append(out, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		out = append(out, keyMsg(string(r)))
 	}
 	return out
 }
@@ -165,7 +162,7 @@ func golden(t *testing.T, name, got string) {
 // screenLines checks the frame geometry and returns the lines.
 func screenLines(t *testing.T, m Model) []string {
 	t.Helper()
-	v := m.View()
+	v := m.render()
 	lines := strings.Split(v, "\n")
 	if len(lines) != m.height {
 		t.Errorf("view has %d lines, want %d", len(lines), m.height)

@@ -1,12 +1,12 @@
 package tui
 
 import (
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/muesli/termenv"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/kdissect/kdissect/dissect"
 )
@@ -24,32 +24,32 @@ func TestHostileTextNeverReachesTheScreen(t *testing.T) {
 	msg.Tree.Children[2].Name = "Body" + evil
 	load := func(int) (*dissect.Message, error) { return msg, nil }
 
-	for _, p := range []termenv.Profile{termenv.Ascii, termenv.ANSI256} {
+	for _, p := range []colorprofile.Profile{colorprofile.NoTTY, colorprofile.ANSI256} {
 		m := New(load, Options{Title: "t" + evil})
 		m.setStyles(stylesFor(p))
 		screens := []string{}
 		m = newTestModelFrom(t, m, []Entry{e}, 120, 30)
-		screens = append(screens, m.View())
+		screens = append(screens, m.render())
 		// Walk onto the hostile field, search and filter with it showing.
 		m = send(m, keys("2", "G", "k")...)
-		screens = append(screens, m.View())
+		screens = append(screens, m.render())
 		m = send(m, join(keys("/"), typed("evil"), keys("enter"))...)
-		screens = append(screens, m.View())
+		screens = append(screens, m.render())
 		m = send(m, join(keys("f"), typed("create"), keys("enter"))...)
-		screens = append(screens, m.View())
+		screens = append(screens, m.render())
 		m = send(m, join(keys("f", "ctrl+u"), typed("nothing"), keys("enter"))...)
-		screens = append(screens, m.View())
-		if !strings.Contains(m.View(), `no message matches the filter "nothing"`) {
-			t.Errorf("profile %v: no empty-filter message:\n%s", p, m.View())
+		screens = append(screens, m.render())
+		if !strings.Contains(m.render(), `no message matches the filter "nothing"`) {
+			t.Errorf("profile %v: no empty-filter message:\n%s", p, m.render())
 		}
 		m = send(m, join(keys("f", "ctrl+u"), keys("enter"))...)
-		screens = append(screens, m.View())
+		screens = append(screens, m.render())
 		// The column is cut to the width left, so only the error's head shows.
-		if !strings.Contains(m.View(), `ERR\x1b]0;pwne`) {
-			t.Errorf("profile %v: the Kafka error is not shown escaped:\n%s", p, m.View())
+		if !strings.Contains(m.render(), `ERR\x1b]0;pwne`) {
+			t.Errorf("profile %v: the Kafka error is not shown escaped:\n%s", p, m.render())
 		}
 		m = send(m, keys("?")...)
-		screens = append(screens, m.View())
+		screens = append(screens, m.render())
 		for i, s := range screens {
 			if !utf8.ValidString(s) {
 				t.Errorf("profile %v screen %d: invalid UTF-8", p, i)
@@ -59,7 +59,7 @@ func TestHostileTextNeverReachesTheScreen(t *testing.T) {
 					t.Errorf("profile %v screen %d contains %q raw", p, i, bad)
 				}
 			}
-			if p == termenv.Ascii && strings.Contains(s, "\x1b") {
+			if p == colorprofile.NoTTY && strings.Contains(s, "\x1b") {
 				t.Errorf("plain screen %d contains ESC", i)
 			}
 			if !strings.Contains(s, `\x1b]0;pwned\a`) { // dissect.Escape: BEL is \a, as in the text output

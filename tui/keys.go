@@ -1,6 +1,12 @@
 package tui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
 
 // KeyMap is every key binding of the explorer; the help view lists them.
 type KeyMap struct {
@@ -38,7 +44,7 @@ func DefaultKeyMap() KeyMap {
 		FocusList:   b("1", "message list", "1"),
 		FocusTree:   b("2", "field tree", "2"),
 		FocusHex:    b("3", "bytes", "3"),
-		Toggle:      b("enter/spc", "expand/collapse", "enter", " "),
+		Toggle:      b("enter/spc", "expand/collapse", "enter", "space"),
 		ExpandAll:   b("e", "expand all", "e"),
 		CollapseAll: b("c", "collapse all", "c"),
 		Search:      b("/", "search", "/"),
@@ -66,4 +72,38 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.NextPane, k.PrevPane, k.FocusList, k.FocusTree, k.FocusHex, k.Toggle, k.ExpandAll, k.CollapseAll},
 		{k.Search, k.Next, k.Prev, k.Filter, k.Peer, k.Audit, k.Help, k.Cancel, k.Quit},
 	}
+}
+
+// splitKeys turns a key press that carries several runes into one press
+// per rune. The terminal reader decides how keys that arrive together are
+// grouped, not the explorer; a binding matches one key, so "jjjjj" in one
+// press would otherwise move nothing.
+func splitKeys(k tea.KeyPressMsg) []tea.KeyPressMsg {
+	if utf8.RuneCountInString(k.Text) <= 1 {
+		return []tea.KeyPressMsg{k}
+	}
+	return pastedKeys(k.Text)
+}
+
+// pastedKeys are the presses that would have typed s: pasted text acts as
+// if it were typed, rune by rune. Line ends are Enter and tabs Tab; other
+// controls are dropped, so a paste cannot send Esc or ctrl+c.
+func pastedKeys(s string) []tea.KeyPressMsg {
+	ks := make([]tea.KeyPressMsg, 0, len(s))
+	prev := rune(0)
+	for _, r := range s {
+		switch {
+		case r == '\n' && prev == '\r': // one line end
+		case r == '\r' || r == '\n':
+			ks = append(ks, tea.KeyPressMsg{Code: tea.KeyEnter})
+		case r == '\t':
+			ks = append(ks, tea.KeyPressMsg{Code: tea.KeyTab})
+		case r == ' ':
+			ks = append(ks, tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
+		case strconv.IsPrint(r):
+			ks = append(ks, tea.KeyPressMsg{Code: r, Text: string(r)})
+		}
+		prev = r
+	}
+	return ks
 }

@@ -6,10 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/kdissect/kdissect/dissect"
 )
@@ -73,7 +72,9 @@ func New(load Loader, opt Options) Model {
 		tree:     newTree(),
 		curIndex: -1,
 	}
-	m.setStyles(autoStyles(lipgloss.DefaultRenderer()))
+	// Colour until the program says what the terminal takes
+	// (tea.ColorProfileMsg): New must not look at the terminal itself.
+	m.setStyles(NewStyles())
 	return m
 }
 
@@ -113,11 +114,16 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.progress, m.hasProgress = msg.p, true
 		return m, drainProgress(m.progressCh)
 	case progressClosedMsg:
-	case tea.KeyMsg:
-		cmd := m.handleKey(msg)
-		return m, cmd
-	case tea.MouseMsg:
-		m.handleMouse(msg)
+	case tea.ColorProfileMsg:
+		m.setStyles(stylesFor(msg.Profile))
+	case tea.KeyPressMsg:
+		return m, m.handleKeys(splitKeys(msg))
+	case tea.PasteMsg:
+		return m, m.handleKeys(pastedKeys(msg.Content))
+	case tea.MouseClickMsg:
+		m.handleMouse(msg.Mouse(), false)
+	case tea.MouseWheelMsg:
+		m.handleMouse(msg.Mouse(), true)
 	}
 	return m, nil
 }
@@ -236,9 +242,20 @@ func (m *Model) marked() (lo, hi int) {
 	return 0, 0
 }
 
-func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
+// handleKeys acts on keys in order. The only command a key gives is
+// tea.Quit, and the keys after it are not the explorer's any more.
+func (m *Model) handleKeys(ks []tea.KeyPressMsg) tea.Cmd {
+	for _, k := range ks {
+		if cmd := m.handleKey(k); cmd != nil {
+			return cmd
+		}
+	}
+	return nil
+}
+
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	m.notice = ""
-	if msg.Type == tea.KeyCtrlC {
+	if msg.Code == 'c' && msg.Mod == tea.ModCtrl {
 		return tea.Quit
 	}
 	if m.input != inputNone {
@@ -300,7 +317,7 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-func (m *Model) listKey(msg tea.KeyMsg) {
+func (m *Model) listKey(msg tea.KeyPressMsg) {
 	k := &m.keys
 	h := m.layout().list.h
 	row := m.list.cursor
@@ -328,7 +345,7 @@ func (m *Model) listKey(msg tea.KeyMsg) {
 	}
 }
 
-func (m *Model) treeKey(msg tea.KeyMsg) {
+func (m *Model) treeKey(msg tea.KeyPressMsg) {
 	k := &m.keys
 	h := m.layout().tree.h
 	t := &m.tree
@@ -361,7 +378,7 @@ func (m *Model) treeKey(msg tea.KeyMsg) {
 	m.syncFromTree()
 }
 
-func (m *Model) hexKey(msg tea.KeyMsg) {
+func (m *Model) hexKey(msg tea.KeyPressMsg) {
 	k := &m.keys
 	h := m.layout().hex.h
 	c := m.hex.cursor
@@ -396,9 +413,9 @@ func (m *Model) hexKey(msg tea.KeyMsg) {
 }
 
 // inputKey edits the search/filter prompt.
-func (m *Model) inputKey(msg tea.KeyMsg) {
-	switch msg.Type {
-	case tea.KeyEnter:
+func (m *Model) inputKey(msg tea.KeyPressMsg) {
+	switch {
+	case msg.Code == tea.KeyEnter:
 		text := strings.TrimSpace(string(m.text))
 		mode := m.input
 		m.input, m.text = inputNone, nil
@@ -410,18 +427,16 @@ func (m *Model) inputKey(msg tea.KeyMsg) {
 		} else {
 			m.applyFilter(text)
 		}
-	case tea.KeyEsc:
+	case msg.Code == tea.KeyEscape:
 		m.input, m.text = inputNone, nil
-	case tea.KeyBackspace:
+	case msg.Code == tea.KeyBackspace:
 		if len(m.text) > 0 {
 			m.text = m.text[:len(m.text)-1]
 		}
-	case tea.KeyCtrlU:
+	case msg.Code == 'u' && msg.Mod == tea.ModCtrl:
 		m.text = nil
-	case tea.KeySpace:
-		m.text = append(m.text, ' ')
-	case tea.KeyRunes:
-		for _, r := range msg.Runes {
+	default:
+		for _, r := range msg.Text { // empty for keys that type nothing
 			// Only what dissect.Escape shows as itself: a control or a
 			// bidi override typed (or pasted) is dropped, not searched for.
 			if strconv.IsPrint(r) {
@@ -559,7 +574,8 @@ func (m *Model) jumpPeer() {
 	m.selectRow(row)
 }
 
-func (m *Model) handleMouse(msg tea.MouseMsg) {
+// handleMouse takes a button press (wheel false) or a wheel turn.
+func (m *Model) handleMouse(msg tea.Mouse, wheel bool) {
 	if m.showHelp || m.audit.open || m.input != inputNone {
 		return
 	}
@@ -571,13 +587,10 @@ func (m *Model) handleMouse(msg tea.MouseMsg) {
 	if !ok {
 		return
 	}
-	if msg.Action != tea.MouseActionPress {
-		return
-	}
-	switch msg.Button {
-	case tea.MouseButtonWheelUp, tea.MouseButtonWheelDown:
+	switch {
+	case wheel && (msg.Button == tea.MouseWheelUp || msg.Button == tea.MouseWheelDown):
 		d := 3
-		if msg.Button == tea.MouseButtonWheelUp {
+		if msg.Button == tea.MouseWheelUp {
 			d = -3
 		}
 		switch p {
@@ -588,7 +601,7 @@ func (m *Model) handleMouse(msg tea.MouseMsg) {
 		case paneHex:
 			m.hex.scroll(d/3, l.hex.h)
 		}
-	case tea.MouseButtonLeft:
+	case !wheel && msg.Button == tea.MouseLeft:
 		m.focus = p
 		if header {
 			return

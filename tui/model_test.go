@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/kdissect/kdissect/dissect"
 )
@@ -111,7 +112,7 @@ func TestTreeDrivesHex(t *testing.T) {
 		t.Errorf("hex cursor moved to %#x though it was inside the field", m.hex.cursor)
 	}
 	// The status line names the field.
-	v := send(m, tea.WindowSizeMsg{Width: 160, Height: 48}).View()
+	v := send(m, tea.WindowSizeMsg{Width: 160, Height: 48}).render()
 	if !strings.Contains(v, "CreateAclsRequest > Creations > AclCreation[0] [0x0010, 8B] AclCreation = struct") {
 		t.Errorf("status line missing path:\n%s", v)
 	}
@@ -210,8 +211,8 @@ func TestPeerJump(t *testing.T) {
 	entries[0].Peer = -1
 	m := newTestModel(t, load, entries[:1], 80, 24)
 	m = send(m, keys("p")...)
-	if m.selectedIndex() != 0 || !strings.Contains(m.View(), "no matching response") {
-		t.Fatalf("p without a response: selected %d\n%s", m.selectedIndex(), m.View())
+	if m.selectedIndex() != 0 || !strings.Contains(m.render(), "no matching response") {
+		t.Fatalf("p without a response: selected %d\n%s", m.selectedIndex(), m.render())
 	}
 	m = send(m, EntriesMsg(entries[1:]))
 	m = send(m, keys("p")...)
@@ -312,8 +313,8 @@ func TestFilter(t *testing.T) {
 	if m.selectedIndex() != 4 {
 		t.Errorf("selection lost: %d", m.selectedIndex())
 	}
-	if !strings.Contains(m.View(), `4 of 20 messages · filter "errors"`) {
-		t.Errorf("title does not show the filter:\n%s", m.View())
+	if !strings.Contains(m.render(), `4 of 20 messages · filter "errors"`) {
+		t.Errorf("title does not show the filter:\n%s", m.render())
 	}
 	m = apply(m, "deleteacls")
 	if m.list.len() != 10 || m.list.at(0).APIName != "DeleteAcls" {
@@ -341,7 +342,7 @@ func TestFilter(t *testing.T) {
 	m = newTestModel(t, fc2.load, fc2.entries, 100, 30)
 	m = apply(m, "createacls")
 	m = send(m, keys("p")...)
-	if m.selectedIndex() != 0 || !strings.Contains(m.View(), "hidden by the filter") {
+	if m.selectedIndex() != 0 || !strings.Contains(m.render(), "hidden by the filter") {
 		t.Errorf("p to a filtered peer: selected %d", m.selectedIndex())
 	}
 	// esc in the prompt keeps the filter.
@@ -393,11 +394,11 @@ func TestSearch(t *testing.T) {
 		t.Errorf("/correlation: #%d %q", m.selectedIndex(), m.tree.selected().Name)
 	}
 	m = send(m, join(keys("/"), typed("no such thing"), keys("enter"))...)
-	if !strings.Contains(m.View(), "not found: no such thing") {
-		t.Errorf("no notice for a failed search:\n%s", m.View())
+	if !strings.Contains(m.render(), "not found: no such thing") {
+		t.Errorf("no notice for a failed search:\n%s", m.render())
 	}
 	m = send(m, keys("esc", "n")...)
-	if !strings.Contains(m.View(), "no search yet") {
+	if !strings.Contains(m.render(), "no search yet") {
 		t.Errorf("esc did not clear the search")
 	}
 }
@@ -439,7 +440,7 @@ func TestLargeCaptureIsVirtualised(t *testing.T) {
 func TestLiveFollowsTail(t *testing.T) {
 	fc := newFake(10)
 	m := New(fc.load, Options{Live: true})
-	m.setStyles(stylesFor(0))
+	m.setStyles(stylesFor(colorprofile.TrueColor))
 	m = send(m, tea.WindowSizeMsg{Width: 80, Height: 24}, EntriesMsg(fc.entries[:3]))
 	if m.selectedIndex() != 2 {
 		t.Fatalf("live: selected %d, want the last", m.selectedIndex())
@@ -465,8 +466,8 @@ func TestMouse(t *testing.T) {
 	entries, load := seedCapture(t)
 	m := newTestModel(t, load, entries, 80, 24)
 	l := m.layout()
-	click := func(x, y int) tea.MouseMsg {
-		return tea.MouseMsg{X: x, Y: y, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress}
+	click := func(x, y int) tea.MouseClickMsg {
+		return tea.MouseClickMsg{X: x, Y: y, Button: tea.MouseLeft}
 	}
 	m = send(m, click(10, l.list.y+1))
 	if m.selectedIndex() != 1 || m.focus != paneList {
@@ -499,11 +500,11 @@ func TestMouse(t *testing.T) {
 		t.Errorf("click on ▾ did not collapse: %d rows", len(m.tree.rows))
 	}
 	// Wheel scrolls the tree without moving the selection.
-	m = send(m, tea.MouseMsg{X: 5, Y: l.tree.y, Button: tea.MouseButtonWheelDown, Action: tea.MouseActionPress})
+	m = send(m, tea.MouseWheelMsg{X: 5, Y: l.tree.y, Button: tea.MouseWheelDown})
 	if m.tree.offset != 3 || m.tree.selected().Name != "Frame" {
 		t.Errorf("wheel: offset %d, node %q", m.tree.offset, m.tree.selected().Name)
 	}
-	m = send(m, tea.MouseMsg{X: 5, Y: l.tree.y, Button: tea.MouseButtonWheelUp, Action: tea.MouseActionPress})
+	m = send(m, tea.MouseWheelMsg{X: 5, Y: l.tree.y, Button: tea.MouseWheelUp})
 	if m.tree.offset != 0 {
 		t.Errorf("wheel up: offset %d", m.tree.offset)
 	}
@@ -534,11 +535,11 @@ func TestResize(t *testing.T) {
 		}
 	}
 	m = send(m, tea.WindowSizeMsg{Width: 30, Height: 8})
-	if v := m.View(); !strings.Contains(v, "needs at least") {
+	if v := m.render(); !strings.Contains(v, "needs at least") {
 		t.Errorf("tiny window:\n%s", v)
 	}
 	screenLines(t, m)
-	m = send(m, tea.MouseMsg{X: 1, Y: 1, Button: tea.MouseButtonLeft}, keyMsg("j"))
+	m = send(m, tea.MouseClickMsg{X: 1, Y: 1, Button: tea.MouseLeft}, keyMsg("j"))
 }
 
 func TestHelpListsEveryKey(t *testing.T) {
@@ -600,11 +601,11 @@ func TestLoaderErrors(t *testing.T) {
 	}
 	m := newTestModel(t, load, fc.entries, 80, 24)
 	m = send(m, keys("j")...)
-	if v := m.View(); !strings.Contains(v, "cannot decode") || !strings.Contains(v, "truncated frame") {
+	if v := m.render(); !strings.Contains(v, "cannot decode") || !strings.Contains(v, "truncated frame") {
 		t.Errorf("error not shown:\n%s", v)
 	}
 	m = send(m, keys("j")...)
-	if v := m.View(); !strings.Contains(v, "panicked") {
+	if v := m.render(); !strings.Contains(v, "panicked") {
 		t.Errorf("panic not shown:\n%s", v)
 	}
 	// Keys still work on a failed message.
@@ -615,32 +616,32 @@ func TestLoaderErrors(t *testing.T) {
 	screenLines(t, m)
 	m = New(nil, Options{})
 	m = send(m, tea.WindowSizeMsg{Width: 80, Height: 24}, EntriesMsg(fc.entries))
-	if !strings.Contains(m.View(), "no loader") {
+	if !strings.Contains(m.render(), "no loader") {
 		t.Error("nil loader not reported")
 	}
 }
 
 func TestProgress(t *testing.T) {
 	m := New(nil, Options{Title: "big.pcap"})
-	m.setStyles(stylesFor(0))
+	m.setStyles(stylesFor(colorprofile.TrueColor))
 	m = send(m, tea.WindowSizeMsg{Width: 80, Height: 24})
-	if !strings.Contains(m.View(), "no messages yet") {
-		t.Errorf("empty list:\n%s", m.View())
+	if !strings.Contains(m.render(), "no messages yet") {
+		t.Errorf("empty list:\n%s", m.render())
 	}
 	m = send(m, ProgressMsg{Done: 50, Total: 200})
-	if !strings.Contains(m.View(), "reading 25%") {
-		t.Errorf("progress not shown:\n%s", m.View())
+	if !strings.Contains(m.render(), "reading 25%") {
+		t.Errorf("progress not shown:\n%s", m.render())
 	}
 	m = send(m, ProgressMsg{Done: 3 << 20})
-	if !strings.Contains(m.View(), "read 3.0 MiB") {
+	if !strings.Contains(m.render(), "read 3.0 MiB") {
 		t.Errorf("unknown total not shown")
 	}
 	m = send(m, ProgressMsg{Done: 200, Total: 200, Finished: true})
-	if !strings.Contains(m.View(), "done") {
+	if !strings.Contains(m.render(), "done") {
 		t.Errorf("finished not shown")
 	}
 	m = send(m, ProgressMsg{Err: errors.New("bad pcap\x1b[2J")})
-	v := m.View()
+	v := m.render()
 	if !strings.Contains(v, `error: bad pcap\x1b[2J`) {
 		t.Errorf("error not shown escaped:\n%s", v)
 	}

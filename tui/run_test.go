@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // scriptReader hands out its keys once start is closed (at once when it

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/muesli/termenv"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/testtools/testkit"
@@ -52,7 +52,7 @@ func paneBytes(t *testing.T, rows []string) (hexCol, asciiCol []byte) {
 func TestHexPaneMasksSecrets(t *testing.T) {
 	reg := dissect.NewRegistry().AddSASL()
 	frame := plainAuthFrame()
-	st := stylesFor(termenv.Ascii)
+	st := stylesFor(colorprofile.NoTTY)
 	pwHex := hex.EncodeToString([]byte(tuiPassword))
 	for _, show := range []bool{false, true} {
 		m := reg.Decode(frame, dissect.Options{Mechanism: "PLAIN", ShowSecrets: show})

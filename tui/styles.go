@@ -1,11 +1,11 @@
 package tui
 
 import (
-	"io"
+	"image/color"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	"charm.land/bubbles/v2/help"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/kdissect/kdissect/dissect"
 )
@@ -14,9 +14,9 @@ import (
 // uses index numCats for bytes no node covers.
 const numCats = int(dissect.CatTaggedFields) + 1
 
-// Styles is every style the explorer renders with. All are made from one
-// renderer, so a test can pin the colour profile without touching
-// lipgloss's package-level default.
+// Styles is every style the explorer renders with. Styles render at full
+// colour: the program downsamples the screen to the terminal's colour
+// profile as it draws it, so nothing here depends on the terminal.
 type Styles struct {
 	Title         lipgloss.Style
 	Header        lipgloss.Style // pane header
@@ -46,40 +46,41 @@ type Styles struct {
 
 // catColors is the legend of the byte layout, one colour per kind of
 // region (frame, rpc header, request body, response body, tagged_fields).
-var catColors = [numCats + 1]lipgloss.Color{"33", "178", "42", "170", "208", "244"}
+var catColors = [numCats + 1]color.Color{
+	lipgloss.Color("33"), lipgloss.Color("178"), lipgloss.Color("42"),
+	lipgloss.Color("170"), lipgloss.Color("208"), lipgloss.Color("244"),
+}
 
-// NewStyles builds the styles on r; nil means lipgloss's default renderer.
-func NewStyles(r *lipgloss.Renderer) Styles {
-	if r == nil {
-		r = lipgloss.DefaultRenderer()
-	}
-	ns := r.NewStyle
+// NewStyles builds the explorer's colour styles.
+func NewStyles() Styles {
+	c := lipgloss.Color
+	ns := lipgloss.NewStyle
 	var s Styles
-	s.Title = ns().Bold(true).Foreground(lipgloss.Color("231")).Background(lipgloss.Color("24"))
-	s.Header = ns().Foreground(lipgloss.Color("250")).Background(lipgloss.Color("236"))
-	s.HeaderFocused = ns().Bold(true).Foreground(lipgloss.Color("231")).Background(lipgloss.Color("25"))
+	s.Title = ns().Bold(true).Foreground(c("231")).Background(c("24"))
+	s.Header = ns().Foreground(c("250")).Background(c("236"))
+	s.HeaderFocused = ns().Bold(true).Foreground(c("231")).Background(c("25"))
 	s.Row = ns()
-	s.Selected = ns().Bold(true).Foreground(lipgloss.Color("231")).Background(lipgloss.Color("25"))
-	s.SelectedBlur = ns().Background(lipgloss.Color("238"))
-	s.Problem = ns().Foreground(lipgloss.Color("203"))
-	s.KafkaError = ns().Foreground(lipgloss.Color("209"))
-	s.Dim = ns().Foreground(lipgloss.Color("244"))
-	s.Offset = ns().Foreground(lipgloss.Color("244"))
-	s.Separator = ns().Foreground(lipgloss.Color("240"))
-	for i, c := range catColors {
-		s.Cat[i] = ns().Foreground(c)
-		s.CatMark[i] = ns().Bold(true).Foreground(lipgloss.Color("16")).Background(c)
+	s.Selected = ns().Bold(true).Foreground(c("231")).Background(c("25"))
+	s.SelectedBlur = ns().Background(c("238"))
+	s.Problem = ns().Foreground(c("203"))
+	s.KafkaError = ns().Foreground(c("209"))
+	s.Dim = ns().Foreground(c("244"))
+	s.Offset = ns().Foreground(c("244"))
+	s.Separator = ns().Foreground(c("240"))
+	for i, cc := range catColors {
+		s.Cat[i] = ns().Foreground(cc)
+		s.CatMark[i] = ns().Bold(true).Foreground(c("16")).Background(cc)
 	}
-	s.HexCursor = ns().Bold(true).Underline(true).Foreground(lipgloss.Color("16")).Background(lipgloss.Color("231"))
+	s.HexCursor = ns().Bold(true).Underline(true).Foreground(c("16")).Background(c("231"))
 	s.StatusPath = ns().Bold(true)
 	s.StatusText = ns()
-	s.Doc = ns().Italic(true).Foreground(lipgloss.Color("250"))
-	s.Notice = ns().Foreground(lipgloss.Color("220"))
-	s.Prompt = ns().Bold(true).Foreground(lipgloss.Color("220"))
+	s.Doc = ns().Italic(true).Foreground(c("250"))
+	s.Notice = ns().Foreground(c("220"))
+	s.Prompt = ns().Bold(true).Foreground(c("220"))
 
-	key := ns().Foreground(lipgloss.Color("110"))
-	desc := ns().Foreground(lipgloss.Color("246"))
-	sep := ns().Foreground(lipgloss.Color("240"))
+	key := ns().Foreground(c("110"))
+	desc := ns().Foreground(c("246"))
+	sep := ns().Foreground(c("240"))
 	s.Help = help.Styles{
 		Ellipsis: sep, ShortKey: key, ShortDesc: desc, ShortSeparator: sep,
 		FullKey: key, FullDesc: desc, FullSeparator: sep,
@@ -89,10 +90,9 @@ func NewStyles(r *lipgloss.Renderer) Styles {
 
 // monoStyles are the styles without colour, for terminals that must not
 // get any (NO_COLOR): the selection, the marked bytes and the hex cursor
-// are told apart by reverse video, bold and underline alone. r must not be
-// at the Ascii profile, which drops those attributes too.
-func monoStyles(r *lipgloss.Renderer) Styles {
-	ns := r.NewStyle
+// are told apart by reverse video, bold and underline alone.
+func monoStyles() Styles {
+	ns := lipgloss.NewStyle
 	var s Styles
 	s.Title = ns().Bold(true).Reverse(true)
 	s.Header = ns().Reverse(true)
@@ -128,16 +128,17 @@ func monoStyles(r *lipgloss.Renderer) Styles {
 	return s
 }
 
-// autoStyles are the styles for the terminal r describes: the colours of
-// NewStyles, or monoStyles at the ANSI profile when r's profile is Ascii.
-// termenv picks Ascii for NO_COLOR (and for a CI variable, or an output
-// that is no terminal), and at Ascii lipgloss drops attributes with the
-// colours: nothing would show the selection.
-func autoStyles(r *lipgloss.Renderer) Styles {
-	if r.ColorProfile() != termenv.Ascii {
-		return NewStyles(r)
+// stylesFor are the styles for a terminal of colour profile p. At ASCII
+// (NO_COLOR) the program drops colours but keeps attributes: the colour
+// styles would then leave the selection as bare bold text, so the mono
+// ones take over. At NoTTY every attribute goes too, and no style is
+// drawn at all (the zero Styles render text as it is).
+func stylesFor(p colorprofile.Profile) Styles {
+	switch p {
+	case colorprofile.NoTTY:
+		return Styles{}
+	case colorprofile.ASCII:
+		return monoStyles()
 	}
-	mono := lipgloss.NewRenderer(io.Discard) // never asked to query the terminal
-	mono.SetColorProfile(termenv.ANSI)
-	return monoStyles(mono)
+	return NewStyles()
 }

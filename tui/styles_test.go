@@ -7,8 +7,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 )
 
 // sgrRE is one SGR sequence; its parameters are group 1.
@@ -25,17 +26,16 @@ func sgrParams(s string) map[string]bool {
 	return ps
 }
 
-// With NO_COLOR termenv's profile is Ascii, at which lipgloss drops
-// attributes along with colours: the explorer then renders without
-// colours, but with reverse video, bold and underline, so the selection,
-// the marked bytes and the hex cursor still show.
+// With NO_COLOR the terminal's profile is ASCII, at which the program
+// drops every colour but keeps the attributes: the explorer then draws
+// with reverse video, bold and underline alone, so the selection, the
+// marked bytes and the hex cursor still show.
 func TestNoColorStillShowsTheSelection(t *testing.T) {
-	t.Setenv("NO_COLOR", "1")
-	r := lipgloss.NewRenderer(io.Discard)
-	if p := r.ColorProfile(); p != termenv.Ascii {
-		t.Fatalf("NO_COLOR: profile %v, want Ascii", p)
+	p := colorprofile.Env([]string{"TERM=xterm-256color", "NO_COLOR=1"})
+	if p != colorprofile.ASCII {
+		t.Fatalf("NO_COLOR: profile %v, want ASCII", p)
 	}
-	st := autoStyles(r)
+	st := stylesFor(p)
 	for name, s := range map[string]lipgloss.Style{
 		"Selected": st.Selected, "SelectedBlur": st.SelectedBlur, "CatMark": st.CatMark[0], "HexCursor": st.HexCursor,
 	} {
@@ -46,11 +46,16 @@ func TestNoColorStillShowsTheSelection(t *testing.T) {
 
 	entries, load := seedCapture(t)
 	m := newTestModel(t, load, entries, 80, 24)
-	m.setStyles(st)
+	m = send(m, tea.ColorProfileMsg{Profile: p})
 	// Tree focused on Principal (byte 0x13), then the bytes focused: the
 	// cursor is on the field's one byte.
 	m = send(m, keys("tab", "G", "k", "k", "k", "k", "k")...)
-	v := m.View()
+	// Drawn without colours, not with colours the terminal then drops:
+	// those would take the selection's reverse video with them.
+	v := m.render()
+	if got := onTerminal(t, v, p); got != v {
+		t.Errorf("the screen at %v is not what the terminal shows:\n%q\n%q", p, v, got)
+	}
 	for p := range sgrParams(v) {
 		if p == "38" || p == "48" || (len(p) == 2 && (p[0] == '3' || p[0] == '4' || p[0] == '9') && p[1] <= '7') || strings.HasPrefix(p, "10") {
 			t.Errorf("a colour (SGR %s) on the screen with NO_COLOR", p)
@@ -107,16 +112,26 @@ func TestNoColorStillShowsTheSelection(t *testing.T) {
 	// Bytes focused: the cursor (on the marked byte) is underlined, the
 	// one byte of the field not reversed.
 	m = send(m, keys("3")...)
-	checkByte("hex cursor", m.View(), func(a map[string]bool) bool { return a["4"] && !a["7"] })
+	checkByte("hex cursor", onTerminal(t, m.render(), p), func(a map[string]bool) bool { return a["4"] && !a["7"] })
 
 	// Other profiles keep the colours of NewStyles.
-	for _, p := range []termenv.Profile{termenv.ANSI, termenv.ANSI256, termenv.TrueColor} {
-		r := lipgloss.NewRenderer(io.Discard)
-		r.SetColorProfile(p)
-		if got, want := autoStyles(r).CatMark[2].Render("x"), NewStyles(r).CatMark[2].Render("x"); got != want {
+	for _, p := range []colorprofile.Profile{colorprofile.ANSI, colorprofile.ANSI256, colorprofile.TrueColor} {
+		if got, want := stylesFor(p).CatMark[2].Render("x"), NewStyles().CatMark[2].Render("x"); got != want {
 			t.Errorf("profile %v: %q, want NewStyles' %q", p, got, want)
 		}
 	}
+}
+
+// onTerminal is s as a terminal of profile p receives it: the program
+// downsamples every frame's colours (and attributes, at NoTTY) to p.
+func onTerminal(t *testing.T, s string, p colorprofile.Profile) string {
+	t.Helper()
+	var b strings.Builder
+	w := &colorprofile.Writer{Forward: &b, Profile: p}
+	if _, err := io.WriteString(w, s); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 func stripSGR(s string) string { return sgrRE.ReplaceAllString(s, "") }

@@ -12,7 +12,7 @@ package tui
 import (
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/kdissect/kdissect/dissect"
 )
@@ -70,7 +70,7 @@ type ProgressMsg struct {
 // progress reports are read from the channels as they arrive (either may be
 // nil); closing them is how the reader says it is done.
 func Run(load Loader, entries <-chan Entry, progress <-chan ProgressMsg, opt Options) error {
-	_, err := run(load, entries, progress, opt, tea.WithAltScreen(), tea.WithMouseCellMotion())
+	_, err := run(load, entries, progress, opt)
 	return err
 }
 

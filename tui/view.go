@@ -4,14 +4,24 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/kdissect/kdissect/dissect"
 )
 
-// View draws the screen: exactly height lines, none wider than width.
-func (m Model) View() string {
+// View is the screen, on the alternate screen (given back when the
+// explorer quits) with mouse reporting.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	return v
+}
+
+// render draws the screen: exactly height lines, none wider than width.
+func (m Model) render() string {
 	if m.width <= 0 || m.height <= 0 {
 		return ""
 	}
@@ -233,7 +243,7 @@ func (m *Model) keyLine() string {
 		return fit(m.st.Notice.Render(m.notice), W)
 	}
 	h := m.help
-	h.Width = W
+	h.SetWidth(W)
 	return fit(h.ShortHelpView(m.shortHelp()), W)
 }
 
@@ -260,7 +270,7 @@ func (m *Model) shortHelp() []key.Binding {
 func (m *Model) helpScreen(height int) []string {
 	W := m.width
 	h := m.help
-	h.Width = 0
+	h.SetWidth(0)
 	lines := []string{
 		fit(m.st.StatusPath.Render(" Keys")+m.st.Dim.Render("  (? or esc closes)"), W),
 		fit("", W),

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kdissect/kdissect/dissect"
@@ -106,8 +106,8 @@ func explorerScreens(t *testing.T, path string, showSecrets bool) string {
 	model, _ = model.Update(tui.EntriesMsg(entries))
 	model, _ = model.Update(tui.ProgressMsg{Finished: true})
 	for range entries {
-		b.WriteString(ansi.Strip(model.View()))
-		model, _ = model.Update(tea.KeyMsg{Type: tea.KeyDown})
+		b.WriteString(ansi.Strip(model.View().Content))
+		model, _ = model.Update(tea.KeyPressMsg{Code: tea.KeyDown})
 	}
 	return b.String()
 }

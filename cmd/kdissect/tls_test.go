@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/reassembly/tlslayer/tlsdec"

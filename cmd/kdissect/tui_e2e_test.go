@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -61,9 +62,9 @@ const tmuxTarget = "e2e"
 // own socket (parallel runs and a developer's own tmux don't meet) and a
 // config written here, not ~/.tmux.conf: TERM=xterm-256color, and no
 // NO_COLOR, COLORTERM or CI from the caller's environment, so kdissect
-// draws in 256 colours whatever runs the test. (termenv takes any CI
-// variable to mean "no terminal" and drops every colour; CI sets CI=true,
-// but the pane is a terminal all the same.)
+// draws in 256 colours whatever runs the test. (Terminal libraries have
+// taken a CI variable to mean "no terminal" and dropped every colour; CI
+// sets CI=true, but the pane is a terminal all the same.)
 //
 // kdissect runs under a shell that reports its exit status on the pane and
 // then idles: the test can read the status, and the state kdissect left the
@@ -501,6 +502,29 @@ func frameBytes(bs []hexCell) []byte {
 // right-aligned: wide message numbers push it to the right.
 var listHeadRE = regexp.MustCompile(`^▶ +No\. .*Connection .*Info`)
 
+// selectedRow is the list's selected row (0 the first shown) and the
+// number of rows with a cursor mark; -1 when the list is not on screen.
+func selectedRow(s *paneScreen) (row, marked int) {
+	hdr := -1
+	for i, l := range s.text {
+		if listHeadRE.MatchString(l) || strings.HasPrefix(l, "  No.") {
+			hdr = i
+			break
+		}
+	}
+	if hdr < 0 {
+		return -1, 0
+	}
+	row = -1
+	for i := hdr + 1; i < len(s.text) && !strings.Contains(s.text[i], "Fields"); i++ {
+		if strings.HasPrefix(s.text[i], ">") {
+			row = i - hdr - 1
+			marked++
+		}
+	}
+	return row, marked
+}
+
 // firstScreen is the explorer's list drawn: the column header and a
 // selected first row.
 func firstScreen(s *paneScreen) bool {
@@ -549,13 +573,19 @@ func (tm *tmuxTerm) toField(path, name string) *paneScreen {
 // terminal back: main screen, cursor shown, mouse reporting off.
 func (tm *tmuxTerm) quit(code int) {
 	tm.t.Helper()
+	tm.quitBy(code, "q")
+}
+
+// quitBy is quit with other keys (send-keys arguments) to quit by.
+func (tm *tmuxTerm) quitBy(code int, keys ...string) {
+	tm.t.Helper()
 	// The explorer runs on the alternate screen with mouse reporting
 	// (button events, SGR encoding): what it has to undo.
 	if got := tm.display("#{alternate_on} #{mouse_button_flag} #{mouse_sgr_flag}"); got != "1 1 1" {
 		tm.t.Errorf("while running: alternate_on mouse_button mouse_sgr = %q, want \"1 1 1\"", got)
 	}
 	pid := tm.pid()
-	tm.keys("q")
+	tm.keys(keys...)
 	if got := tm.waitExit(); got != code {
 		tm.t.Errorf("exit status %d, want %d", got, code)
 	}
@@ -613,10 +643,10 @@ func TestTUIEndToEndTmux(t *testing.T) {
 	})
 
 	t.Run("nocolor", func(t *testing.T) {
-		// NO_COLOR: termenv's profile is then Ascii, which drops every
-		// attribute with the colours. The explorer must still show the
-		// selected row, the field's bytes and the hex cursor, by reverse
-		// video, bold and underline alone.
+		// NO_COLOR: the terminal's colour profile is then ASCII, and no
+		// colour reaches it. The explorer must still show the selected
+		// row, the field's bytes and the hex cursor, by reverse video,
+		// bold and underline alone.
 		path := kadmCapture
 		if _, err := os.Stat(path); err != nil {
 			path = builtACLCapture(t)
@@ -720,4 +750,69 @@ func TestTUIEndToEndTmux(t *testing.T) {
 		checkHighlight(t, s, bs, lo, lo+size)
 		tm.quit(0)
 	})
+
+	t.Run("burst", func(t *testing.T) {
+		// Keys that reach the terminal together (typed fast on a slow
+		// link, a held key) come to the program in one read, and a paste
+		// comes as one bracketed paste: every key in them acts.
+		path := kadmCapture
+		if _, err := os.Stat(path); err != nil {
+			path = builtACLCapture(t)
+		}
+		tm := startTmux(t, tmux, 120, 40, bin, "--tui", path)
+		s := tm.waitFor("the message list, fully read", func(s *paneScreen) bool {
+			return firstScreen(s) && s.contains(" · done")
+		})
+		if row, _ := selectedRow(s); row != 0 {
+			t.Fatalf("the first screen selects row %d:\n%s", row, strings.Join(s.text, "\n"))
+		}
+		moved := func(what string, want int) {
+			t.Helper()
+			var row, marked int
+			// Give it time to act on every key, then read the one answer.
+			tm.waitFor(what, func(s *paneScreen) bool {
+				row, marked = selectedRow(s)
+				return row == want && marked == 1
+			})
+		}
+		tm.keys("-l", "jjjjj")
+		moved("jjjjj sent at once to select row 5", 5)
+		tm.keys("-l", "gjj")
+		moved("gjj to select row 2", 2)
+		tm.run("set-buffer", "-b", "e2e", "jjj")
+		tm.run("paste-buffer", "-p", "-d", "-b", "e2e", "-t", tmuxTarget)
+		moved("a paste of jjj to select row 5", 5)
+		tm.quitBy(0, "-l", "qq")
+	})
+}
+
+// TestVersionWaitsForNoTerminal: a command that is not the explorer
+// neither writes to the terminal nor waits for it, even on a terminal that
+// answers no query (script's pseudo-terminal answers none).
+func TestVersionWaitsForNoTerminal(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Fatalf("script (util-linux) not found: %v", err)
+	}
+	bin := kdissectBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, script, "-qc", bin+" --version", "/dev/null")
+	start := time.Now()
+	out, err := cmd.Output()
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("script -qc '%s --version' /dev/null: %v (after %v)\n%q", bin, err, took, out)
+	}
+	if !strings.HasPrefix(string(out), "kdissect ") {
+		t.Errorf("output %q is not the version", out)
+	}
+	if bytes.IndexByte(out, 0x1b) >= 0 {
+		t.Errorf("--version wrote an escape sequence to the terminal: %q", out)
+	}
+	// The query it used to make waited 5 s for an answer; starting the
+	// binary takes milliseconds.
+	if took > time.Second {
+		t.Errorf("--version on a terminal took %v", took)
+	}
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -308,23 +308,23 @@ func (x *tuiDriver) press(names ...string) {
 	for _, n := range names {
 		switch n {
 		case "tab":
-			x.send(tea.KeyMsg{Type: tea.KeyTab})
+			x.send(tea.KeyPressMsg{Code: tea.KeyTab})
 		case "down":
-			x.send(tea.KeyMsg{Type: tea.KeyDown})
+			x.send(tea.KeyPressMsg{Code: tea.KeyDown})
 		case "up":
-			x.send(tea.KeyMsg{Type: tea.KeyUp})
+			x.send(tea.KeyPressMsg{Code: tea.KeyUp})
 		case "enter":
-			x.send(tea.KeyMsg{Type: tea.KeyEnter})
+			x.send(tea.KeyPressMsg{Code: tea.KeyEnter})
 		case "esc":
-			x.send(tea.KeyMsg{Type: tea.KeyEsc})
+			x.send(tea.KeyPressMsg{Code: tea.KeyEscape})
 		case "ctrl+u":
-			x.send(tea.KeyMsg{Type: tea.KeyCtrlU})
+			x.send(tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
 		default:
 			for _, r := range n {
 				if r == ' ' {
-					x.send(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
+					x.send(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
 				} else {
-					x.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+					x.send(tea.KeyPressMsg{Code: r, Text: string(r)})
 				}
 			}
 		}
@@ -335,7 +335,7 @@ func (x *tuiDriver) press(names ...string) {
 // checked on the way: every frame must fill the window exactly.
 func (x *tuiDriver) screen() []string {
 	x.t.Helper()
-	lines := strings.Split(ansi.Strip(x.m.View()), "\n")
+	lines := strings.Split(ansi.Strip(x.m.View().Content), "\n")
 	if len(lines) != x.h {
 		x.t.Fatalf("view has %d lines, want %d", len(lines), x.h)
 	}
