@@ -27,36 +27,25 @@ type auditView struct {
 	offset  int      // first row shown
 }
 
-// buildAudit pairs every listed CreateAcls/DeleteAcls request with its
-// response and turns them into change-log rows. Principals are unknown
-// here.
+// buildAudit turns the listed CreateAcls/DeleteAcls messages into
+// change-log rows with the pairing `kdissect audit` uses (audit.Log), fed
+// in list order, which is capture order.
 func (m *Model) buildAudit() {
 	a := &m.audit
-	a.rows = a.rows[:0]
+	changes := audit.NewLog()
 	es := m.list.entries
 	for i := range es {
 		e := &es[i]
 		if e.APIKey != 30 && e.APIKey != 31 {
 			continue
 		}
-		if e.Direction == dissect.Request {
-			req := audit.ReadRequest(m.decode(e.Index), metaOf(e, false))
-			var resp *audit.Response
-			if p := m.list.byIndex(e.Peer); e.Peer >= 0 && p != nil {
-				resp = audit.ReadResponse(m.decode(p.Index), metaOf(p, true))
-			}
-			a.rows = append(a.rows, audit.Rows(req, resp)...)
+		msg := m.decode(e.Index)
+		if msg == nil {
 			continue
 		}
-		// A response whose request is not listed: its own bindings.
-		if e.Peer < 0 || m.list.byIndex(e.Peer) == nil {
-			if resp := audit.ReadResponse(m.decode(e.Index), metaOf(e, true)); resp != nil {
-				resp.RequestIndex = max(e.Peer, 0)
-				a.rows = append(a.rows, audit.Rows(nil, resp)...)
-			}
-		}
+		changes.Add(msg, metaOf(e), max(e.Peer, 0)) // the list's "no peer" is -1, the log's 0
 	}
-	audit.Sort(a.rows)
+	a.rows = changes.Finish()
 	a.entries = len(es)
 	a.width = 0
 	a.cursor = clamp(a.cursor, 0, max(len(a.rows)-1, 0))
@@ -64,22 +53,22 @@ func (m *Model) buildAudit() {
 
 // decode loads a message without disturbing the selection's cache.
 func (m *Model) decode(index int) *dissect.Message {
-	msg, err := m.load(index)
+	msg, err := safeLoad(m.load, index)
 	if err != nil {
 		return nil
 	}
 	return msg
 }
 
-// metaOf is where and when an entry's message was captured. Entries carry
-// no identity yet: the explorer's principals stay unknown until one does.
-func metaOf(e *Entry, response bool) audit.Meta {
+// metaOf is where, when and by whom an entry's message was captured, its
+// Client and Broker the connection's two sides whichever way it went.
+func metaOf(e *Entry) audit.Meta {
 	src, _ := netip.ParseAddrPort(e.Src)
 	dst, _ := netip.ParseAddrPort(e.Dst)
-	if response {
+	if e.Direction == dissect.Response {
 		src, dst = dst, src
 	}
-	return audit.Meta{Index: e.Index, Time: e.Time, Client: src, Broker: dst}
+	return audit.Meta{Index: e.Index, Time: e.Time, Client: src, Broker: dst, Principal: audit.Principal(e.Identity)}
 }
 
 // auditLines renders the rows at the screen's width (cached until either

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/dissect/audit"
 	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
@@ -129,4 +131,70 @@ func TestAuditViewFollowsNewEntries(t *testing.T) {
 			t.Errorf("80 columns: %q", l)
 		}
 	}
+}
+
+// The audit view names each change's principal as `kdissect audit` does:
+// audit.Principal of the identity the request was seen with, qualified
+// when the broker refused it or had not accepted it yet, "-" when the wire
+// does not say, wire text escaped.
+func TestAuditViewPrincipals(t *testing.T) {
+	admin := dissect.Identity{Principal: "User:admin", Mechanism: "SCRAM-SHA-256", Source: "sasl", Authenticated: true}
+	for _, c := range []struct {
+		name     string
+		req, rsp dissect.Identity // of the CreateAcls exchange
+		del      dissect.Identity // of the unanswered DeleteAcls
+		screen   []string
+	}{
+		{"accepted, refused", admin, admin,
+			dissect.Identity{Principal: "User:\x1b[2Jmallory\u202e", Mechanism: "PLAIN", Source: "sasl", Failed: true},
+			[]string{
+				" 1  12:00:00  User:admin                          create  ALLOW User:alice WRITE on TOPIC orders",
+				` 3  12:00:02  User:\x1b[2Jmallory\u202e (failed)  delete  ANY (any) ANY on ANY (any) (ANY) from (any)`,
+				" 3 changes by 2 principals: 1 created, 0 deleted, 1 failed, 1 unanswered",
+			}},
+		// The request's identity names the change, as in `kdissect audit`:
+		// the response may come after the broker accepted it.
+		{"not yet accepted, GSSAPI", dissect.Identity{Principal: "User:bob", Mechanism: "PLAIN", Source: "sasl"},
+			dissect.Identity{Principal: "User:bob", Mechanism: "PLAIN", Source: "sasl", Authenticated: true},
+			dissect.Identity{Mechanism: "GSSAPI", Source: "sasl", Authenticated: true},
+			[]string{
+				" 1  2024-05-01 12:00:00  10.0.0.1:50312  User:bob (not yet accepted)  create  ALLOW User:alice WRITE on TOPIC orders",
+				" 3  2024-05-01 12:00:02  10.0.0.1:50312  -                            delete",
+				" 3 changes by 1 principal and unknown ones: 1 created, 0 deleted, 1 failed, 1 unanswered",
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			entries, load := auditCapture(t)
+			for i, id := range []dissect.Identity{c.req, c.rsp, c.del} {
+				entries[i].Identity, entries[i].Who = id, id.String()
+			}
+			m := newTestModel(t, load, entries, 160, 24)
+			m = send(m, keys("a")...)
+			if len(m.audit.rows) != 3 {
+				t.Fatalf("%d rows, want 3", len(m.audit.rows))
+			}
+			for i, want := range []*string{audit.Principal(c.req), audit.Principal(c.req), audit.Principal(c.del)} {
+				got := m.audit.rows[i].Principal
+				if (got == nil) != (want == nil) || (got != nil && *got != *want) {
+					t.Errorf("row %d: principal %v, want %v", i, deref(got), deref(want))
+				}
+			}
+			screen := strings.Join(screenLines(t, m), "\n")
+			for _, want := range c.screen {
+				if !strings.Contains(screen, want) {
+					t.Errorf("audit view lacks %q:\n%s", want, screen)
+				}
+			}
+			if strings.ContainsAny(screen, "\x1b\u202e") {
+				t.Errorf("raw wire text on the screen:\n%q", screen)
+			}
+		})
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return strconv.Quote(*s)
 }

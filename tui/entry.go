@@ -8,8 +8,9 @@ import (
 )
 
 // EntryOf is the list row of a decoded message, without its place in the
-// capture: the caller sets Index, Time, Src, Dst, Peer and Who. It lives
-// here so that the CLI and the explorer's tests share one mapping.
+// capture: the caller sets Index, Time, Src, Dst, Peer, Who and Identity.
+// It lives here so that the CLI and the explorer's tests share one
+// mapping.
 func EntryOf(m *dissect.Message) Entry {
 	e := Entry{
 		Direction: m.Direction, APIKey: m.APIKey, APIName: m.APIName, APIVersion: m.APIVersion,

@@ -36,6 +36,10 @@ type Entry struct {
 	// summary line ends with it ("User:alice", "User:bob (failed)"); ""
 	// when unknown.
 	Who string
+	// Identity is who stood behind the connection when the message was
+	// seen, as Who names it: the audit view's principals come from it, so
+	// that they read as `kdissect audit` writes them.
+	Identity dissect.Identity
 	// TLS names the session the message was decrypted from ("TLS 1.3
 	// TLS_AES_128_GCM_SHA256"); "" for plaintext.
 	TLS string
