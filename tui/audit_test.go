@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -197,4 +198,73 @@ func deref(s *string) string {
 		return "<nil>"
 	}
 	return strconv.Quote(*s)
+}
+
+// manyACLs is one CreateAcls v3 request of n creations, none answered: n
+// rows in the audit view.
+func manyACLs(t *testing.T, n int) ([]Entry, Loader) {
+	t.Helper()
+	req := kmsg.NewPtrCreateACLsRequest()
+	req.Version = 3
+	for i := range n {
+		c := kmsg.NewCreateACLsRequestCreation()
+		c.ResourceType, c.ResourceName, c.ResourcePatternType = kmsg.ACLResourceTypeTopic, "t", kmsg.ACLResourcePatternTypeLiteral
+		c.Principal, c.Host, c.Operation, c.PermissionType = fmt.Sprintf("User:u%02d", i), "*", kmsg.ACLOperationWrite, kmsg.ACLPermissionTypeAllow
+		req.Creations = append(req.Creations, c)
+	}
+	frame := testkit.KmsgRequest(req, 7, testkit.Ptr("kadm"))
+	reg := dissect.Builtin()
+	load := func(int) (*dissect.Message, error) { return reg.Decode(frame, dissect.Options{}), nil }
+	m, _ := load(1)
+	return []Entry{entryOf(1, t0, "10.0.0.1:50312", "10.0.0.2:9092", m, -1)}, load
+}
+
+// A resize keeps the audit view's selected row on screen, wherever it was.
+func TestAuditViewResize(t *testing.T) {
+	const n = 40
+	entries, load := manyACLs(t, n)
+	m := newTestModel(t, load, entries, 100, 30)
+	shown := func(what string, m Model) {
+		t.Helper()
+		a := &m.audit
+		h := m.auditHeight()
+		if a.cursor < a.offset || a.cursor >= a.offset+h {
+			t.Errorf("%s (%dx%d): cursor on row %d, rows [%d, %d) shown", what, m.width, m.height, a.cursor, a.offset, a.offset+h)
+		}
+		// The row itself is on the screen, under the heading.
+		want := fmt.Sprintf("ALLOW User:u%02d WRITE", a.cursor)
+		lines := screenLines(t, m)
+		row := -1
+		for i, l := range lines {
+			if strings.Contains(l, want) {
+				row = i
+			}
+		}
+		if row < 3 || row >= 3+h {
+			t.Errorf("%s (%dx%d): %s is on screen line %d, not among the rows:\n%s", what, m.width, m.height, want, row, strings.Join(lines, "\n"))
+		}
+		// No room is wasted: a taller screen shows as many rows as fit.
+		if rows := min(h, n); a.offset+rows > n {
+			t.Errorf("%s (%dx%d): rows [%d, %d) of %d", what, m.width, m.height, a.offset, a.offset+rows, n)
+		}
+	}
+	m = send(m, keys("a", "G")...)
+	shown("G", m)
+	for _, sz := range [][2]int{{100, 14}, {100, 12}, {80, 24}, {160, 60}, {100, 13}} {
+		m = send(m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		shown("last row", m)
+	}
+	// From the middle, both ways.
+	m = send(m, tea.WindowSizeMsg{Width: 100, Height: 24})
+	m = send(m, keys("g", "pgdown", "j", "j")...)
+	if m.audit.cursor < 10 || m.audit.cursor > n-10 {
+		t.Fatalf("cursor on row %d, want one in the middle", m.audit.cursor)
+	}
+	for _, sz := range [][2]int{{100, 12}, {100, 30}, {100, 14}} {
+		m = send(m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		shown("middle row", m)
+	}
+	// A screen too small for the explorer and back.
+	m = send(m, tea.WindowSizeMsg{Width: 30, Height: 8}, tea.WindowSizeMsg{Width: 100, Height: 12})
+	shown("after a tiny screen", m)
 }

@@ -226,12 +226,14 @@ func (m *Model) syncFromHex() {
 	m.tree.reveal(l.tree.h)
 }
 
-// revealAll keeps every cursor visible after a resize.
+// revealAll keeps every cursor visible after a resize, the change log's
+// too: its rows get fewer or more with the height.
 func (m *Model) revealAll() {
 	l := m.layout()
 	m.list.reveal(l.list.h)
 	m.tree.reveal(l.tree.h)
 	m.hex.reveal(m.hex.cursor, m.hex.cursor+1, l.hex.h)
+	m.revealAudit()
 }
 
 // marked is the byte range of the selected field, [lo, hi).
