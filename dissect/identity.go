@@ -26,6 +26,13 @@ func IdentityFromTLS(dn string) Identity {
 	return Identity{Principal: "User:" + dn, Source: "tls", Authenticated: true}
 }
 
+// UnknownTLSIdentity is the identity of a TLS client that presented a
+// certificate whose subject could not be read: it authenticated, but the
+// wire does not say as whom. Its principal is unknown, never anonymous.
+func UnknownTLSIdentity() Identity {
+	return Identity{Source: "tls", Authenticated: true}
+}
+
 // AnonymousIdentity is the identity of a connection that did not
 // authenticate.
 func AnonymousIdentity() Identity {
@@ -63,12 +70,29 @@ func NewIdentityTracker(sawStart bool) *IdentityTracker {
 // SetTLS records the subject DN of the client certificate the TLS
 // handshake showed. SASL, when it follows, names the principal instead, as
 // on a SASL_SSL listener.
-func (t *IdentityTracker) SetTLS(dn string) {
-	id := IdentityFromTLS(dn)
+func (t *IdentityTracker) SetTLS(dn string) { t.setTLS(IdentityFromTLS(dn)) }
+
+// SetTLSUnknown records that the TLS handshake showed a client
+// certificate whose subject could not be read (UnknownTLSIdentity): the
+// connection is not anonymous, whatever it sends.
+func (t *IdentityTracker) SetTLSUnknown() { t.setTLS(UnknownTLSIdentity()) }
+
+func (t *IdentityTracker) setTLS(id Identity) {
 	t.tls = &id
 	if !t.cur.Known() || t.cur.Source == "none" {
 		t.cur = id
 	}
+}
+
+// SetTLSIdentityUnknown records that a connection's TLS handshake showed a
+// client certificate whose subject could not be read: its messages carry
+// an unknown principal (UnknownTLSIdentity) unless SASL names one.
+func (s *Session[M]) SetTLSIdentityUnknown(connID uint64) {
+	c := s.conn(connID)
+	if c.id == nil {
+		c.id = NewIdentityTracker(true) // the handshake is the connection's start
+	}
+	c.id.SetTLSUnknown()
 }
 
 // Identity is the established identity; Known is false until one is.
@@ -241,6 +265,8 @@ func (i Identity) String() string {
 	switch {
 	case s == "" && i.Mechanism != "":
 		s = "a " + i.Mechanism + " user"
+	case s == "" && i.Source == "tls":
+		s = "an unreadable client certificate"
 	case s == "":
 		s = "an unnamed user"
 	}

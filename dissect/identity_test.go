@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"testing"
@@ -220,5 +221,46 @@ func TestIdentityRendering(t *testing.T) {
 		if !json.Valid(append(append([]byte{'{'}, js...), '}')) {
 			t.Errorf("invalid JSON: %s", js)
 		}
+	}
+}
+
+// A client certificate whose subject cannot be read leaves the principal
+// unknown: a connection that then sends ApiVersions at its first byte is
+// not anonymous, and SASL over it still names its user.
+func TestTLSIdentityUnknownIsNeverAnonymous(t *testing.T) {
+	r := &sessionLog{}
+	s := NewSession[string](NewRegistry(), r)
+	s.SetTLSIdentityUnknown(1)
+	s.Frame("av", client(1, 0, apiVersions().frame))
+	s.Frame("acl", client(1, 1, createAcls().frame))
+	s.SetTLSIdentityUnknown(2)
+	s.Frame("hs", client(2, 2, saslHandshakeReq(1, 1, "PLAIN")))
+	s.Frame("hs", broker(2, 3, saslHandshakeResp(1, 1, 0, "PLAIN")))
+	s.Frame("auth", client(2, 4, saslAuthReq(2, 2, "\x00alice\x00pw")))
+	s.Frame("auth", broker(2, 5, saslAuthResp(2, 2, 0, nil, "")))
+	s.Frame("acl2", client(2, 6, createAcls().frame))
+	s.Flush()
+	for _, l := range r.lines {
+		if bytes.Contains([]byte(l), []byte("ANONYMOUS")) {
+			t.Errorf("anonymous: %s", l)
+		}
+	}
+	if got := r.lines[1]; got != "acl #2 CreateAcls request peer=0 by an unreadable client certificate" {
+		t.Errorf("mTLS line %q", got)
+	}
+	if got := r.lines[len(r.lines)-1]; got != "acl2 #7 CreateAcls request peer=0 by User:alice" {
+		t.Errorf("SASL line %q", got)
+	}
+
+	tr := NewIdentityTracker(true)
+	tr.SetTLSUnknown()
+	tr.Observe(saslReg.Decode(apiVersions().frame, Options{}))
+	tr.Observe(saslReg.Decode(createAcls().frame, Options{}))
+	id := tr.Identity()
+	if id != UnknownTLSIdentity() || id.Principal != "" || !id.Known() {
+		t.Errorf("identity %+v", id)
+	}
+	if got, want := string(AppendIdentityJSON(nil, id)), `"principal":null,"auth":{"mechanism":null,"source":"tls","authenticated":true,"failed":false}`; got != want {
+		t.Errorf("JSON %s, want %s", got, want)
 	}
 }

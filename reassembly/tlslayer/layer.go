@@ -7,8 +7,8 @@ package tlslayer
 import (
 	"time"
 
-	"github.com/kdissect/kdissect/reassembly/tlslayer/tlsdec"
 	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/reassembly/tlslayer/tlsdec"
 )
 
 // Session is the layer event of a TLS connection once its version and
@@ -20,13 +20,26 @@ type Session struct {
 }
 
 // ClientCert is the layer event of a client certificate (mTLS), seen in the
-// (decrypted) handshake: DN is its subject in RFC 2253 form.
+// (decrypted) handshake: DN is its subject in RFC 2253 form, text from the
+// wire (escape it to show it).
+//
+// Unreadable: the client sent a certificate whose subject could not be
+// read, or a Certificate message that could not be (a Problem says why);
+// DN is "" then. Such a client authenticated as someone the wire does not
+// name: its principal is unknown (dissect.Session.SetTLSIdentityUnknown),
+// neither anonymous nor "User:".
 type ClientCert struct {
-	DN string
+	DN         string
+	Unreadable bool
 }
 
+// ProblemUnreadableCert is the Problem Kind of a client certificate whose
+// subject could not be read. Unlike the record problems, decoding goes on.
+const ProblemUnreadableCert = "unreadable_certificate"
+
 // Problem is the layer event of a record that could not be decoded:
-// nothing more comes from that direction until it resynchronises.
+// nothing more comes from that direction until it resynchronises (except
+// after ProblemUnreadableCert).
 type Problem struct {
 	StreamOffset int64  // TCP stream offset of the record
 	Kind         string // "oversize", "auth", "truncated", ... (tlsdec.Problem)
@@ -156,11 +169,20 @@ func (l *layer) checkCert(ts time.Time) {
 		return
 	}
 	in := l.c.Info()
-	if len(in.ClientCertDER) == 0 {
+	if len(in.ClientCertDER) == 0 && !in.ClientCertUnread {
 		return
 	}
 	l.certSent = true
-	if dn, err := tlsdec.SubjectDN(in.ClientCertDER[0]); err == nil {
-		l.out.Event(true, ts, &ClientCert{DN: dn})
+	if len(in.ClientCertDER) > 0 {
+		dn, err := tlsdec.SubjectDN(in.ClientCertDER[0])
+		if err == nil {
+			l.out.Event(true, ts, &ClientCert{DN: dn})
+			return
+		}
+		_, at := l.d[0].packetAt(in.ClientCertPos)
+		l.out.Event(true, at, &Problem{StreamOffset: in.ClientCertPos, Kind: ProblemUnreadableCert,
+			Message: "the client certificate's subject cannot be read (" + err.Error() + "): who the client is, is unknown"})
 	}
+	// A Certificate message that did not parse was reported by tlsdec.
+	l.out.Event(true, ts, &ClientCert{Unreadable: true})
 }

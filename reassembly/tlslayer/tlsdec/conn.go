@@ -115,6 +115,12 @@ type Info struct {
 	KeyUpdates    int
 	Tickets       int
 	Records       int // records seen in both directions, decrypted or not
+
+	// ClientCertUnread: the client sent a Certificate message that could not be read (malformed, or
+	// above the size handshake messages are read to): it may have named a certificate, so who the
+	// client is, is unknown, not anonymous.
+	ClientCertUnread bool
+	ClientCertPos    int64 // TCP stream position of the record that ended the client's Certificate
 }
 
 type keyState uint8
@@ -570,6 +576,9 @@ func (c *Conn) handshakeBytes(d *direction, p []byte, out func(Output)) {
 			n := int(m[1])<<16 | int(m[2])<<8 | int(m[3])
 			if n > maxHandshakeMsg {
 				// Skipped unread; only its length matters to find the next message.
+				if m[0] == 11 && d.client {
+					c.info.ClientCertUnread, c.info.ClientCertPos = true, d.recPos
+				}
 				have := len(m) - 4
 				if have >= n {
 					used += 4 + n
@@ -648,7 +657,9 @@ func (c *Conn) handshakeMsg(d *direction, typ uint8, msg []byte, out func(Output
 			return
 		}
 		certs, ok := parseCertificate(msg, c.tls13())
+		c.info.ClientCertPos = d.recPos
 		if !ok {
+			c.info.ClientCertUnread = true
 			bad("Certificate")
 			return
 		}
