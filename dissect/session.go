@@ -1,7 +1,6 @@
 package dissect
 
 import (
-	"encoding/binary"
 	"math"
 	"time"
 )
@@ -199,33 +198,12 @@ func (s *Session[M]) conn(id uint64) *conn[M] {
 // saslKey says whether key's messages feed the identity trackers.
 func saslKey(key int16) bool { return key == saslHandshakeKey || key == saslAuthenticateKey }
 
-// WantBody says whether a frame's body is worth keeping, from its first
-// bytes after the size prefix: only for messages that will be handed out
-// and that a definition can dissect, and for the SASL messages that name
-// the connection's identity. It is what lets a capture skip large Produce
-// and Fetch frames cheaply.
-func (s *Session[M]) WantBody(connID uint64, fromClient bool, head []byte) bool {
-	if len(head) < 4 {
-		return true
-	}
-	c := s.conns[connID]
-	if c != nil && c.id != nil && c.id.RawTokens() {
-		return true
-	}
-	if fromClient {
-		key := int16(binary.BigEndian.Uint16(head))
-		return saslKey(key) || s.wants(key) && s.reg.HasDefinition(key, true)
-	}
-	var p *pending[M]
-	if c != nil {
-		p = c.pending[int32(binary.BigEndian.Uint32(head))]
-	}
-	if p == nil {
-		// Its request may still come out (PeerPending), or Guess may
-		// decode it: keep it whole.
-		return true
-	}
-	return saslKey(p.key) || s.wants(p.key) && s.reg.HasDefinition(p.key, false)
+// Framing is the frame rules that keep the bodies s decodes: those of the
+// APIs it hands out (Wants, as set now) that its registry can dissect, and
+// the SASL messages that name a connection's identity. That is what lets a
+// capture skip large Produce and Fetch frames cheaply.
+func (s *Session[M]) Framing(maxFrame int) KafkaFraming {
+	return KafkaFraming{MaxFrame: maxFrame, Wants: s.Wants, Registry: s.reg}
 }
 
 // Frame takes the next complete frame of a connection.

@@ -52,7 +52,7 @@ func benchCapture(b *testing.B, conns, frames int) []byte {
 func BenchmarkPipeline(b *testing.B) {
 	capture := benchCapture(b, 200, 4000)
 	cfg := testConfig()
-	cfg.WantBody = func(_ Flow, head []byte) bool { return head[1] == 30 || head[1] == 31 }
+	cfg.Framing = testRules{keep: func(key int16) bool { return key == 30 || key == 31 }}
 	b.SetBytes(int64(len(capture)))
 	b.ReportAllocs()
 	b.ResetTimer()

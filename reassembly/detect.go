@@ -9,46 +9,46 @@ import "time"
 // correlation id 0 reads as a Produce v0 header, must not make it the
 // client) before its connection is found to carry the protocol. They are
 // kept, up to maxChain bytes from the first, only when the client's first
-// bytes are missing (its peer acknowledged bytes the capture lacks): the
+// bytes are missing (its ordering knows of bytes it has not delivered): the
 // answer to a lost first request is then still reported once the next
 // request shows what the connection carries. Other connections on unknown
 // ports keep nothing.
-func (h *half) keepEarly(data []byte, off int64, pkt int, ts time.Time) {
-	cl := h.client()
+func (f *framer) keepEarly(data []byte, off int64, pkt int, ts time.Time) {
+	cl := f.h.client()
 	kept := 0
-	if h.resyncState != nil {
-		kept = len(h.rbuf)
+	if f.resyncState != nil {
+		kept = len(f.rbuf)
 	}
-	if h.resyncing || cl == nil || (cl.ackOff <= cl.nextOff && len(cl.ooo) == 0) ||
-		off != int64(kept) || kept+len(data) > maxChain {
-		if h.resyncState != nil {
-			h.rbuf, h.rmarks = h.rbuf[:0], h.rmarks[:0]
+	if f.resyncing || cl == nil || !cl.acksUnseen() || off != int64(kept) || kept+len(data) > maxChain {
+		if f.resyncState != nil {
+			f.rbuf, f.rmarks = f.rbuf[:0], f.rmarks[:0]
 		}
 		return
 	}
-	if h.resyncState == nil {
-		h.resyncState = new(resyncState) // only a direction that keeps bytes pays for it
+	if f.resyncState == nil {
+		f.resyncState = new(resyncState) // only a direction that keeps bytes pays for it
 	}
-	h.rOff = 0
-	h.rbuf = append(h.rbuf, data...)
-	h.rmarks = append(h.rmarks, mark{off, pkt, ts.UnixNano()})
+	f.rOff = 0
+	f.rbuf = append(f.rbuf, data...)
+	f.rmarks = append(f.rmarks, mark{off, pkt, ts.UnixNano()})
 }
 
 // probe implements DetectPorts: a connection on unknown ports is followed
 // from the first segment that starts with a plausible request.
-func (h *half) probe(data []byte, off int64, pkt int, ts time.Time) {
-	rules, pl := h.cfg().Framing, h.c.p.prefix
+func (f *framer) probe(data []byte, off int64, pkt int, ts time.Time) {
+	rules, pl := f.cfg().Framing, f.p().prefix
 	if len(data) < pl {
 		return
 	}
 	n := rules.Size(data)
-	if n < h.c.p.minRequest || n > int64(h.cfg().MaxFrame) {
+	if n < f.p().minRequest || n > int64(f.cfg().MaxFrame) {
 		return
 	}
 	need := pl + int(min(n, HeadLen))
 	if len(data) < need || !rules.PlausibleRequest(data[:need]) {
 		return
 	}
+	h := f.h
 	c := h.c
 	cl, srv := h, h.other()
 	if !h.fromClient {
@@ -60,14 +60,18 @@ func (h *half) probe(data []byte, off int64, pkt int, ts time.Time) {
 	}
 	c.decided = true
 	c.p.detectedServer(c, ts)
-	if srv != nil && srv.started && (srv.nextOff > 0 || !srv.synSeen) {
-		if srv.synSeen && !srv.resyncing && srv.resyncState != nil && int64(len(srv.rbuf)) == srv.nextOff {
-			srv.accept(0, ts) // what keepEarly kept is whole: frame it
-		} else {
-			srv.startResync(srv.nextOff)
+	// A direction exists once its ordering started; it has bytes to frame
+	// when it delivered some or was picked up mid-stream.
+	if srv != nil {
+		if s := &srv.fr; srv.delivered() > 0 || !s.whole {
+			if s.whole && !s.resyncing && s.resyncState != nil && int64(len(s.rbuf)) == srv.delivered() {
+				s.accept(0, ts) // what keepEarly kept is whole: frame it
+			} else {
+				s.startResync(srv.delivered())
+			}
 		}
 	}
-	cl.resyncing, cl.framed = false, true
-	cl.resetFrame()
-	cl.synced(data, off, pkt, ts)
+	f.resyncing, f.framed = false, true
+	f.resetFrame()
+	f.synced(data, off, pkt, ts)
 }

@@ -15,9 +15,10 @@
 // two and transform a connection's streams, as TLS decryption does. The
 // framer knows the protocol only through Config.Framing (FrameRules): how
 // a size prefix reads, the smallest frames, whether a request's head is
-// plausible and which key names a response's request. The Kafka rules are
-// the caller's (dissect.KafkaFraming), so this package imports no kdissect
-// package.
+// plausible, which key names a response's request, and which bodies are
+// worth keeping (decided from a request's head, for it and its response).
+// The Kafka rules are the caller's (dissect.KafkaFraming), so this package
+// imports no kdissect package.
 //
 // # Stream offsets
 //
@@ -40,16 +41,16 @@
 // first candidate that passes these tests wins (the bytes before it are
 // reported as Unparseable):
 //
-//   - size bound: the size n satisfies FrameRules.MinSize(fromClient) <= n
-//     <= MaxFrame;
+//   - size bound: the size n satisfies FrameRules.MinSize(fromClient,
+//     false) <= n <= MaxFrame;
 //   - client→broker: FrameRules.PlausibleRequest(b) is true, where b is the
 //     prefix followed by the first min(n, HeadLen) bytes of the frame, or
 //     by the bytes captured before a gap or the end of the direction when
-//     fewer (at least FrameRules.MinHead: a request cut there still has its
-//     header read);
-//   - broker→client: the candidate's FrameRules.ResponseKey equals the
-//     RequestKey of one of the last RecentRequests requests seen in the
-//     other direction of the same connection; or the candidate's frame
+//     fewer (so that a request cut there still has its header read; the
+//     rules find a head too short to judge implausible);
+//   - broker→client: the candidate's key (FrameRules.Key) equals the key
+//     of one of the last RecentRequests requests seen in the other
+//     direction of the same connection; or the candidate's frame
 //     chain holds: following the size prefixes (each within the size bound)
 //     from the candidate, a frame ends exactly where a response to such a
 //     request starts, or exactly at the end of the captured bytes when a

@@ -35,8 +35,9 @@ type Frame struct {
 	// Data is the whole frame including the prefix, or only the prefix and
 	// the first HeadLen bytes when Truncated.
 	Data []byte
-	// Truncated is set when Config.WantBody declined the body or the body
-	// did not fit the buffer caps (a BufferLimit event says so).
+	// Truncated is set when the frame rules did not keep the body
+	// (FrameRules.Keep) or the body did not fit the buffer caps (a
+	// BufferLimit event says so).
 	Truncated bool
 	// Packets are the 1-based numbers of the packets that carried the
 	// frame's bytes, in stream order, each once; at most MaxFramePackets.

@@ -43,7 +43,7 @@ func (p *Pipeline) tick() {
 			if h == nil {
 				continue
 			}
-			for len(h.ooo) > 0 && h.ooo[0].ts < reorder {
+			for len(h.ord.ooo) > 0 && h.ord.ooo[0].ts < reorder {
 				h.skipHole(p.now)
 			}
 			// A FIN is out of order too when bytes before it are missing.
@@ -68,15 +68,15 @@ func (p *Pipeline) tick() {
 func (p *Pipeline) scheduleWake(c *conn) {
 	at := int64(-1)
 	for _, h := range c.h {
-		if h == nil || h.closed {
+		if h == nil || h.ord.closed {
 			continue
 		}
 		var since int64
 		switch {
-		case len(h.ooo) > 0:
-			since = h.ooo[0].ts
-		case h.fin && h.nextOff < h.finOff:
-			since = h.finTs
+		case len(h.ord.ooo) > 0:
+			since = h.ord.ooo[0].ts
+		case h.ord.fin && h.ord.nextOff < h.ord.finOff:
+			since = h.ord.finTs
 		default:
 			continue
 		}

@@ -56,43 +56,49 @@ func plausible(f []byte) bool {
 
 // testRules is the tests' Kafka-like framing: an int32 size prefix,
 // requests of at least 8 bytes (api key, version, correlation ID),
-// responses of at least 4 (correlation ID), heads judged by plausible once
-// 14 bytes are there.
-type testRules struct{}
+// responses of at least 4 (correlation ID), heads judged by plausible.
+// keep, when set, says which API keys keep their bodies and their
+// responses' (nil: every one); keepAll which keep every frame after them.
+type testRules struct {
+	keep, keepAll func(apiKey int16) bool
+}
 
 func (testRules) PrefixLen() int                 { return 4 }
 func (testRules) Size(b []byte) int64            { return int64(int32(binary.BigEndian.Uint32(b))) }
-func (testRules) MinHead() int                   { return 14 }
 func (testRules) PlausibleRequest(f []byte) bool { return plausible(f) }
 
-func (testRules) MinSize(fromClient bool) int64 {
-	if fromClient {
+// MinSize is Kafka's: in sync, a broker may send an empty frame (a raw SASL
+// token after SaslHandshake v0).
+func (testRules) MinSize(fromClient, inSync bool) int64 {
+	switch {
+	case fromClient && inSync:
+		return 4
+	case fromClient:
 		return 8
+	case inSync:
+		return 0
 	}
 	return 4
 }
 
-// MinSyncedSize is Kafka's: a broker may send an empty frame (a raw SASL
-// token after SaslHandshake v0).
-func (testRules) MinSyncedSize(fromClient bool) int64 {
+func (testRules) Key(fromClient bool, f []byte) (uint32, bool) {
+	at := 4 // a response's correlation ID
 	if fromClient {
-		return 4
+		at = 8
 	}
-	return 0
-}
-
-func (testRules) RequestKey(f []byte) (uint32, bool) {
-	if len(f) < 12 {
+	if len(f) < at+4 {
 		return 0, false
 	}
-	return binary.BigEndian.Uint32(f[8:]), true
+	return binary.BigEndian.Uint32(f[at:]), true
 }
 
-func (testRules) ResponseKey(f []byte) (uint32, bool) {
-	if len(f) < 8 {
-		return 0, false
+func (r testRules) Keep(f []byte) (body, response, all bool) {
+	if len(f) < 6 {
+		return true, true, false
 	}
-	return binary.BigEndian.Uint32(f[4:]), true
+	key := int16(binary.BigEndian.Uint16(f[4:]))
+	keep := r.keep == nil || r.keep(key)
+	return keep, keep, r.keepAll != nil && r.keepAll(key)
 }
 
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
@@ -255,13 +261,13 @@ func checkBuffers(t *testing.T, p *Pipeline) {
 				continue
 			}
 			n := 0
-			for _, s := range h.ooo {
+			for _, s := range h.ord.ooo {
 				n += len(s.data)
 			}
-			if n != h.oooBytes || h.reserved < 0 {
-				t.Fatalf("conn %d half %d: oooBytes %d, held %d, reserved %d", c.key.ID, i, h.oooBytes, n, h.reserved)
+			if n != h.ord.oooBytes || h.fr.reserving && h.fr.size <= 0 {
+				t.Fatalf("conn %d half %d: oooBytes %d, held %d, reserved %d", c.key.ID, i, h.ord.oooBytes, n, h.fr.reservedBytes())
 			}
-			sum += h.oooBytes + h.reserved
+			sum += h.buffered()
 		}
 	}
 	if sum != p.buffered {

@@ -89,7 +89,7 @@ type layerOut struct{ c *conn }
 // never sent a packet.
 func (o layerOut) half(fromClient bool) *half {
 	for _, h := range o.c.h {
-		if h != nil && h.fromClient == fromClient && !h.closed {
+		if h != nil && h.fromClient == fromClient && !h.ord.closed {
 			return h
 		}
 	}
@@ -98,13 +98,13 @@ func (o layerOut) half(fromClient bool) *half {
 
 func (o layerOut) Data(fromClient bool, off int64, data []byte, pkt int, ts time.Time) {
 	if h := o.half(fromClient); h != nil && len(data) > 0 {
-		h.frame(data, off, pkt, ts)
+		h.fr.frame(data, off, pkt, ts)
 	}
 }
 
 func (o layerOut) Gap(fromClient bool, off, n int64, ts time.Time) {
 	if h := o.half(fromClient); h != nil {
-		h.frameGap(off, n, ts, false)
+		h.fr.frameGap(off, n, ts)
 	}
 }
 
@@ -275,13 +275,13 @@ func (p *Pipeline) askLayer(c *conn, ts time.Time) {
 		cl.preBytes[d] -= len(it.data)
 		h := hs[d]
 		switch {
-		case h == nil || h.closed:
+		case h == nil || h.ord.closed:
 		case it.data != nil:
 			h.stream(it.data, it.off, it.pkt, it.ts)
 		case l != nil:
 			l.Gap(h.fromClient, it.off, it.n, it.ts, layerOut{c})
 		default:
-			h.frameGap(it.off, it.n, it.ts, false)
+			h.fr.frameGap(it.off, it.n, it.ts)
 		}
 	}
 	cl.pre, cl.preBytes = [2][]preItem{}, [2]int{}

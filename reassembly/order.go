@@ -34,26 +34,26 @@ type held struct {
 // segment handles one TCP segment of this direction.
 func (h *half) segment(s *segment, pkt int, ts time.Time) {
 	syn := s.flags&flagSYN != 0
-	if !h.started {
-		h.started = true
+	if !h.ord.started {
+		h.ord.started = true
 		if syn {
-			h.synSeen, h.isn, h.nextSeq = true, s.seq, s.seq+1
+			h.ord.synSeen, h.ord.isn, h.ord.nextSeq = true, s.seq, s.seq+1
 		} else {
-			h.nextSeq = s.seq
-			h.startResync(0)
+			h.ord.nextSeq = s.seq
 		}
+		h.fr.start(syn)
 	}
-	if h.closed {
+	if h.ord.closed {
 		return
 	}
 	seq := s.seq
 	if syn {
 		seq++ // data on a SYN (TCP Fast Open) follows the SYN's sequence number
 	}
-	off := h.nextOff + int64(int32(seq-h.nextSeq))
+	off := h.ord.nextOff + int64(int32(seq-h.ord.nextSeq))
 	end := off + int64(s.claimed)
-	if s.flags&flagFIN != 0 && !h.fin {
-		h.fin, h.finOff, h.finTs = true, end, ts.UnixNano()
+	if s.flags&flagFIN != 0 && !h.ord.fin {
+		h.ord.fin, h.ord.finOff, h.ord.finTs = true, end, ts.UnixNano()
 	}
 	if end > off {
 		h.data(off, end, s.payload, pkt, ts)
@@ -61,8 +61,27 @@ func (h *half) segment(s *segment, pkt int, ts time.Time) {
 	h.checkFin(ts)
 }
 
+// What the framers of a connection may ask of its ordering: DetectPorts
+// (detect.go) needs to know how far a direction got and whether its first
+// bytes were lost. They read no ordering state otherwise.
+
+// delivered is the stream offset up to which the direction's bytes were
+// passed on or given up on.
+func (h *half) delivered() int64 { return h.ord.nextOff }
+
+// acksUnseen reports whether bytes of the direction that were not passed on
+// are known to exist: held out of order, or acknowledged by the peer
+// without having been captured.
+func (h *half) acksUnseen() bool { return h.ord.ackOff > h.ord.nextOff || len(h.ord.ooo) > 0 }
+
+// ordHolds reports whether ordering holds bytes of the direction not passed
+// on: out-of-order segments, or missing bytes before a FIN.
+func (h *half) ordHolds() bool {
+	return len(h.ord.ooo) > 0 || (h.ord.fin && !h.ord.closed && h.ord.nextOff < h.ord.finOff)
+}
+
 func (h *half) checkFin(ts time.Time) {
-	if h.fin && !h.closed && len(h.ooo) == 0 && h.nextOff >= h.finOff {
+	if h.ord.fin && !h.ord.closed && len(h.ord.ooo) == 0 && h.ord.nextOff >= h.ord.finOff {
 		h.finish("connection closed", ts)
 		if h.c.closed() {
 			h.c.p.endConn(h.c, "connection closed", ts, false)
@@ -71,17 +90,17 @@ func (h *half) checkFin(ts time.Time) {
 }
 
 func (h *half) data(off, end int64, payload []byte, pkt int, ts time.Time) {
-	if end <= h.nextOff {
+	if end <= h.ord.nextOff {
 		h.retransmission(off, end-off, ts)
 		return
 	}
-	if off < h.nextOff {
-		cut := h.nextOff - off
+	if off < h.ord.nextOff {
+		cut := h.ord.nextOff - off
 		h.retransmission(off, cut, ts)
 		payload = payload[min(cut, int64(len(payload))):]
-		off = h.nextOff
+		off = h.ord.nextOff
 	}
-	if off > h.nextOff {
+	if off > h.ord.nextOff {
 		h.hold(off, end, payload, pkt, ts)
 		return
 	}
@@ -95,14 +114,14 @@ func (h *half) data(off, end int64, payload []byte, pkt int, ts time.Time) {
 // data is declared a gap at once rather than after ReorderWait (Wireshark's
 // "ACKed unseen segment").
 func (h *half) acked(ack uint32, ts time.Time) {
-	if !h.started || h.closed {
+	if !h.ord.started || h.ord.closed {
 		return
 	}
-	d := int64(int32(ack - h.nextSeq))
+	d := int64(int32(ack - h.ord.nextSeq))
 	if d <= 0 || d > FarAway {
 		return
 	}
-	h.ackOff = max(h.ackOff, h.nextOff+d)
+	h.ord.ackOff = max(h.ord.ackOff, h.ord.nextOff+d)
 	h.ackedHoles(ts)
 }
 
@@ -111,18 +130,18 @@ func (h *half) acked(ack uint32, ts time.Time) {
 // and declared here): an acknowledgement one beyond the last byte may be
 // for a FIN the capture missed, not for data.
 func (h *half) ackedHoles(ts time.Time) {
-	for !h.closed && h.ackOff > h.nextOff {
+	for !h.ord.closed && h.ord.ackOff > h.ord.nextOff {
 		switch {
-		case len(h.ooo) > 0 && h.ooo[0].off <= h.ackOff:
+		case len(h.ord.ooo) > 0 && h.ord.ooo[0].off <= h.ord.ackOff:
 			h.skipHole(ts)
 			continue
-		case len(h.ooo) > 0:
-			to := h.ackOff
-			h.gap(h.nextOff, to-h.nextOff, ts)
+		case len(h.ord.ooo) > 0:
+			to := h.ord.ackOff
+			h.gap(h.ord.nextOff, to-h.ord.nextOff, ts)
 			h.advance(to)
-		case h.fin && h.nextOff < h.finOff:
-			to := min(h.ackOff, h.finOff)
-			h.gap(h.nextOff, to-h.nextOff, ts)
+		case h.ord.fin && h.ord.nextOff < h.ord.finOff:
+			to := min(h.ord.ackOff, h.ord.finOff)
+			h.gap(h.ord.nextOff, to-h.ord.nextOff, ts)
 			h.advance(to)
 			h.checkFin(ts)
 		}
@@ -137,7 +156,7 @@ func (h *half) retransmission(off, n int64, ts time.Time) {
 
 // deliver passes in-order bytes [nextOff, end), of which payload was captured.
 func (h *half) deliver(end int64, payload []byte, pkt int, ts time.Time) {
-	off := h.nextOff
+	off := h.ord.nextOff
 	if len(payload) > 0 {
 		h.stream(payload, off, pkt, ts)
 	}
@@ -148,8 +167,8 @@ func (h *half) deliver(end int64, payload []byte, pkt int, ts time.Time) {
 }
 
 func (h *half) advance(to int64) {
-	h.nextSeq += uint32(to - h.nextOff)
-	h.nextOff = to
+	h.ord.nextSeq += uint32(to - h.ord.nextOff)
+	h.ord.nextOff = to
 }
 
 // hold copies the parts of an out-of-order segment not held yet.
@@ -158,7 +177,7 @@ func (h *half) hold(off, end int64, payload []byte, pkt int, ts time.Time) {
 	var overlap int64
 	cur := off
 	var pieces [][2]int64
-	for _, s := range h.ooo {
+	for _, s := range h.ord.ooo {
 		if s.end <= cur {
 			continue
 		}
@@ -182,19 +201,19 @@ func (h *half) hold(off, end int64, payload []byte, pkt int, ts time.Time) {
 		hi := min(pc[1]-off, int64(len(payload)))
 		data, chunk := p.heldBuf(int(hi - lo))
 		data = append(data, payload[lo:hi]...)
-		h.oooBytes += len(data)
+		h.ord.oooBytes += len(data)
 		p.buffered += len(data)
-		i := len(h.ooo)
-		for i > 0 && h.ooo[i-1].off > pc[0] {
+		i := len(h.ord.ooo)
+		for i > 0 && h.ord.ooo[i-1].off > pc[0] {
 			i--
 		}
-		h.ooo = append(h.ooo, held{})
-		copy(h.ooo[i+1:], h.ooo[i:])
-		h.ooo[i] = held{off: pc[0], end: pc[1], data: data, pkt: pkt, ts: ts.UnixNano(), chunk: chunk}
+		h.ord.ooo = append(h.ord.ooo, held{})
+		copy(h.ord.ooo[i+1:], h.ord.ooo[i:])
+		h.ord.ooo[i] = held{off: pc[0], end: pc[1], data: data, pkt: pkt, ts: ts.UnixNano(), chunk: chunk}
 	}
 	if h.overCap() {
 		p.stats.BufferLimits++
-		h.emit(&BufferLimit{Flow: h.flow(), StreamOffset: h.ooo[0].off, Length: int64(h.oooBytes), Time: ts})
+		h.emit(&BufferLimit{Flow: h.flow(), StreamOffset: h.ord.ooo[0].off, Length: int64(h.ord.oooBytes), Time: ts})
 		for h.overCap() {
 			h.skipHole(ts)
 		}
@@ -206,7 +225,7 @@ func (h *half) hold(off, end int64, payload []byte, pkt int, ts time.Time) {
 // buffer cap is exceeded.
 func (h *half) overCap() bool {
 	p := h.c.p
-	return len(h.ooo) > 0 && (h.c.buffered() > p.cfg.MaxConnBuffer || p.buffered > p.cfg.MaxTotalBuffer)
+	return len(h.ord.ooo) > 0 && (h.c.buffered() > p.cfg.MaxConnBuffer || p.buffered > p.cfg.MaxTotalBuffer)
 }
 
 // buffered is what the connection holds against MaxConnBuffer: out-of-order
@@ -215,7 +234,7 @@ func (c *conn) buffered() int {
 	n := 0
 	for _, h := range c.h {
 		if h != nil {
-			n += h.oooBytes + h.reserved
+			n += h.buffered()
 		}
 	}
 	return n
@@ -223,18 +242,18 @@ func (c *conn) buffered() int {
 
 // drain delivers held segments that became contiguous.
 func (h *half) drain() {
-	for len(h.ooo) > 0 && h.ooo[0].off <= h.nextOff {
-		s := h.ooo[0]
-		copy(h.ooo, h.ooo[1:])
-		h.ooo[len(h.ooo)-1] = held{} // the copy must not keep s.data alive
-		h.ooo = h.ooo[:len(h.ooo)-1]
-		if len(h.ooo) == 0 {
-			h.ooo = nil
+	for len(h.ord.ooo) > 0 && h.ord.ooo[0].off <= h.ord.nextOff {
+		s := h.ord.ooo[0]
+		copy(h.ord.ooo, h.ord.ooo[1:])
+		h.ord.ooo[len(h.ord.ooo)-1] = held{} // the copy must not keep s.data alive
+		h.ord.ooo = h.ord.ooo[:len(h.ord.ooo)-1]
+		if len(h.ord.ooo) == 0 {
+			h.ord.ooo = nil
 		}
-		h.oooBytes -= len(s.data)
+		h.ord.oooBytes -= len(s.data)
 		h.c.p.buffered -= len(s.data)
-		if s.end > h.nextOff {
-			cut := min(h.nextOff-s.off, int64(len(s.data)))
+		if s.end > h.ord.nextOff {
+			cut := min(h.ord.nextOff-s.off, int64(len(s.data)))
 			h.deliver(s.end, s.data[cut:], s.pkt, h.c.p.timeAt(s.ts))
 		}
 		h.c.p.freeHeld(s)
@@ -244,34 +263,38 @@ func (h *half) drain() {
 // finHole reports whether the bytes before a FIN are missing with no
 // held segment after them, since before the given time.
 func (h *half) finHole(before int64) bool {
-	return h.fin && !h.closed && len(h.ooo) == 0 && h.nextOff < h.finOff && h.finTs < before
+	return h.ord.fin && !h.ord.closed && len(h.ord.ooo) == 0 && h.ord.nextOff < h.ord.finOff && h.ord.finTs < before
 }
 
 // skipFinHole gives up on the bytes missing before the FIN, which closes
 // the direction.
 func (h *half) skipFinHole(ts time.Time) {
-	h.gap(h.nextOff, h.finOff-h.nextOff, ts)
-	h.advance(h.finOff)
+	h.gap(h.ord.nextOff, h.ord.finOff-h.ord.nextOff, ts)
+	h.advance(h.ord.finOff)
 	h.checkFin(ts)
 }
 
 // skipHole gives up on the bytes missing before the first held segment.
 func (h *half) skipHole(ts time.Time) {
-	first := h.ooo[0].off
-	h.gap(h.nextOff, first-h.nextOff, ts)
+	first := h.ord.ooo[0].off
+	h.gap(h.ord.nextOff, first-h.ord.nextOff, ts)
 	h.advance(first)
 	h.drain()
 	h.checkFin(ts)
 }
 
 // gap reports lost bytes [off, off+n) of the TCP stream and passes them on.
+// The framer ends what the gap cuts before the Gap event, so that the event
+// comes after what the gap ends and before what follows it.
 func (h *half) gap(off, n int64, ts time.Time) {
 	if h.c.layered {
 		h.reportGap(off, n, ts)
 		h.layerGap(off, n, ts)
 		return
 	}
-	h.frameGap(off, n, ts, true)
+	inFrame := h.fr.gapCuts(off, n, ts)
+	h.reportGap(off, n, ts)
+	h.fr.gapEnds(off, n, ts, inFrame)
 }
 
 func (h *half) reportGap(off, n int64, ts time.Time) {
@@ -288,24 +311,24 @@ func (h *half) stream(data []byte, off int64, pkt int, ts time.Time) {
 		h.layerData(data, off, pkt, ts)
 		return
 	}
-	h.frame(data, off, pkt, ts)
+	h.fr.frame(data, off, pkt, ts)
 }
 
 // flushOrder gives up on what ordering still waits for, as at the end of
 // the direction: held data is delivered after gaps, and a lost tail before
 // a FIN is a gap.
 func (h *half) flushOrder(ts time.Time) {
-	if h.closed || !h.started {
+	if h.ord.closed || !h.ord.started {
 		return
 	}
-	for len(h.ooo) > 0 {
-		first := h.ooo[0].off
-		h.gap(h.nextOff, first-h.nextOff, ts)
+	for len(h.ord.ooo) > 0 {
+		first := h.ord.ooo[0].off
+		h.gap(h.ord.nextOff, first-h.ord.nextOff, ts)
 		h.advance(first)
 		h.drain()
 	}
-	if h.fin && h.nextOff < h.finOff {
-		h.gap(h.nextOff, h.finOff-h.nextOff, ts)
-		h.advance(h.finOff)
+	if h.ord.fin && h.ord.nextOff < h.ord.finOff {
+		h.gap(h.ord.nextOff, h.ord.finOff-h.ord.nextOff, ts)
+		h.advance(h.ord.finOff)
 	}
 }

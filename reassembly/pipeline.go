@@ -22,11 +22,12 @@ const (
 
 // Framing constants; see the package documentation.
 const (
-	// HeadLen is how many bytes after the size prefix WantBody and
-	// FrameRules.PlausibleRequest see (fewer when the frame is shorter).
+	// HeadLen is how many bytes after the size prefix a head holds, as
+	// FrameRules sees it (fewer when the frame is shorter).
 	HeadLen = 64
-	// RecentRequests is how many request keys (FrameRules.RequestKey) a
-	// connection remembers for re-synchronising its responses.
+	// RecentRequests is how many request keys (FrameRules.Key) a
+	// connection remembers, for re-synchronising its responses and for
+	// what to keep of them.
 	RecentRequests = 64
 	// MaxFramePackets caps Frame.Packets so 1-byte segments cannot make the
 	// list outgrow the frame.
@@ -52,7 +53,8 @@ type Config struct {
 	MaxConnBuffer, MaxTotalBuffer int
 	// Framing holds what the framer knows of the protocol: how a frame's
 	// size prefix reads, how small a frame can be, what a request's head
-	// looks like and how a response names its request. It must be set.
+	// looks like, how a response names its request, and which bodies to
+	// keep. It must be set.
 	Framing FrameRules
 	// NewLayer is asked, once per connection, for a Layer to put between TCP
 	// ordering and framing. first holds the first captured in-order bytes of
@@ -62,14 +64,6 @@ type Config struct {
 	// port whose client starts with bytes NewLayer accepts is followed too (its
 	// side is decided by who sent the SYN-ACK, or by who sent the first bytes).
 	NewLayer func(f Flow, first []byte) Layer
-	// WantBody is given the flow and the first min(size, HeadLen) bytes
-	// after the prefix of a frame longer than that, and says whether to
-	// buffer the whole frame. When false the frame is emitted Truncated with
-	// only its head, which is what makes skipping large uninteresting frames
-	// cheap. The flow matters because a response's head (a correlation id)
-	// only means something next to the requests of its connection. Nil
-	// wants every body.
-	WantBody func(f Flow, head []byte) bool
 	// ReorderWait is how long (capture time) an out-of-order segment waits
 	// for the hole before it to be filled.
 	ReorderWait time.Duration
@@ -193,13 +187,14 @@ func NewPipeline(cfg Config, emit func(Event)) *Pipeline {
 	if cfg.Framing == nil {
 		panic("reassembly: Config.Framing is nil")
 	}
-	minReq, minResp := cfg.Framing.MinSize(true), cfg.Framing.MinSize(false)
+	fr := cfg.Framing
+	minReq, minResp := fr.MinSize(true, false), fr.MinSize(false, false)
 	return &Pipeline{
 		cfg:         cfg,
 		emit:        emit,
-		prefix:      cfg.Framing.PrefixLen(),
+		prefix:      fr.PrefixLen(),
 		minSize:     min(minReq, minResp),
-		minSynced:   [2]int64{cfg.Framing.MinSyncedSize(true), cfg.Framing.MinSyncedSize(false)},
+		minSynced:   [2]int64{fr.MinSize(true, true), fr.MinSize(false, true)},
 		minRequest:  minReq,
 		minResponse: minResp,
 		detected:    make(map[netip.AddrPort]bool),
@@ -431,7 +426,7 @@ func (p *Pipeline) detectedServer(c *conn, ts time.Time) {
 // conn is kept small: a capture may hold a million of them. A direction
 // is allocated when its first packet comes (many never send one), times
 // are capture nanoseconds (see Pipeline.timeAt), and what only resyncing
-// needs hangs off half.resyncState.
+// needs hangs off framer.resyncState.
 type conn struct {
 	p          *Pipeline
 	key        ConnKey
@@ -455,6 +450,7 @@ func (c *conn) half(src netip.AddrPort) *half {
 	if h == nil {
 		h = c.p.newHalf()
 		*h = half{c: c, fromClient: i == 0}
+		h.fr.h = h
 		c.h[i] = h
 	}
 	return h
@@ -471,11 +467,11 @@ func (c *conn) closed() bool {
 	c0, c1 := c.h[0], c.h[1]
 	switch {
 	case c0 != nil && c1 != nil:
-		return c0.closed && c1.closed
+		return c0.ord.closed && c1.ord.closed
 	case c0 != nil:
-		return c0.closed && c0.synSeen
+		return c0.ord.closed && c0.ord.synSeen
 	case c1 != nil:
-		return c1.closed && c1.synSeen
+		return c1.ord.closed && c1.ord.synSeen
 	}
 	return false
 }
@@ -487,12 +483,12 @@ func (c *conn) replacedBy(h *half, s *segment) bool {
 		if c.ended {
 			return true
 		}
-		return h.started && (!h.synSeen || s.seq != h.isn)
+		return h.ord.started && (!h.ord.synSeen || s.seq != h.ord.isn)
 	}
-	if !h.started || s.flags&flagRST != 0 {
+	if !h.ord.started || s.flags&flagRST != 0 {
 		return false
 	}
-	d := int64(int32(s.seq - h.nextSeq))
+	d := int64(int32(s.seq - h.ord.nextSeq))
 	return d > FarAway || d < -FarAway
 }
 

@@ -1,6 +1,7 @@
 package reassembly
 
 import (
+	"bytes"
 	"net/netip"
 	"testing"
 )
@@ -162,7 +163,7 @@ func TestSnaplenTruncatedPayloadIsAGap(t *testing.T) {
 	)
 }
 
-func TestWantBodySkipsUninterestingBodies(t *testing.T) {
+func TestKeepSkipsUninterestingBodies(t *testing.T) {
 	v := opened()
 	produce, acl := kreq(0, 9, 1, "c", 3000), kreq(30, 3, 2, "c", 3000)
 	v.Send(true, produce[:1000])
@@ -170,7 +171,7 @@ func TestWantBodySkipsUninterestingBodies(t *testing.T) {
 	v.Send(true, acl[:1000])
 	v.Send(true, acl[1000:])
 	cfg := testConfig()
-	cfg.WantBody = func(_ Flow, head []byte) bool { return head[1] == 30 }
+	cfg.Framing = testRules{keep: func(key int16) bool { return key == 30 }}
 	r := run(t, cfg, v.Cap.Packets, nil)
 	wantLines(t, r,
 		"frame c1> off=0 size=3015 pk=[4 5] truncated(68)",
@@ -178,6 +179,74 @@ func TestWantBodySkipsUninterestingBodies(t *testing.T) {
 		endC1,
 	)
 	wantFrames(t, r, produce[:68], acl)
+}
+
+// A response keeps its body as its request's Keep said; one whose request
+// is unknown, or was answered already, keeps it. Whole in one packet or
+// collected from several, and cut by a gap, a response answers its request.
+func TestResponseBodyFollowsItsRequest(t *testing.T) {
+	v := opened()
+	v.Send(true, kreq(30, 3, 1, "c", 200))
+	v.Send(true, kreq(0, 9, 2, "c", 200))
+	v.Send(true, kreq(0, 9, 3, "c", 200))
+	v.Send(true, kreq(0, 9, 4, "c", 200))
+	r2 := kresp(2, 200)
+	v.Send(false, r2[:100])
+	v.Send(false, r2[100:])
+	v.Send(false, kresp(1, 200))
+	v.Send(false, kresp(7, 200)) // no such request
+	v.Send(false, kresp(2, 200)) // answered already
+	r3 := kresp(3, 200)
+	v.Send(false, r3[:100])
+	v.Drop(false, 108)           // the rest of r3 is lost
+	v.Send(false, kresp(3, 200)) // r3 answered request 3, cut as it was
+	v.Send(false, kresp(4, 200))
+	cfg := testConfig()
+	cfg.Framing = testRules{keep: func(key int16) bool { return key == 30 }}
+	r := run(t, cfg, v.Cap.Packets, nil)
+	wantLines(t, r,
+		"frame c1> off=0 size=215 pk=[4]",
+		"frame c1> off=215 size=215 pk=[5] truncated(68)",
+		"frame c1> off=430 size=215 pk=[6] truncated(68)",
+		"frame c1> off=645 size=215 pk=[7] truncated(68)",
+		"frame c1< off=0 size=208 pk=[8 9] truncated(68)",
+		"frame c1< off=208 size=208 pk=[10]",
+		"frame c1< off=416 size=208 pk=[11]",
+		"frame c1< off=624 size=208 pk=[12]",
+		"gap c1< off=932 len=108",
+		"incomplete c1< off=832 have=100 want=208 gap",
+		"frame c1< off=1040 size=208 pk=[14]",
+		"frame c1< off=1248 size=208 pk=[15] truncated(68)",
+		endC1,
+	)
+}
+
+// After a request whose Keep says all, every frame is kept whole both ways
+// (they may not be requests and responses at all) until the client sends a
+// plausible request, which is judged as any.
+func TestKeepAllUntilARequest(t *testing.T) {
+	token := func(fill byte) []byte { return cat([]byte{0, 0, 0, 100}, bytes.Repeat([]byte{fill}, 100)) }
+	v := opened()
+	v.Send(true, kreq(17, 0, 1, "c", 100))
+	v.Send(false, kresp(1, 100))
+	v.Send(true, token(0xff)) // api key -1: no request
+	v.Send(false, token(0xee))
+	v.Send(true, kreq(0, 9, 2, "c", 100))
+	v.Send(false, kresp(2, 100))
+	v.Send(false, token(0xee))
+	cfg := testConfig()
+	cfg.Framing = testRules{keep: func(key int16) bool { return key == 30 }, keepAll: func(key int16) bool { return key == 17 }}
+	r := run(t, cfg, v.Cap.Packets, nil)
+	wantLines(t, r,
+		"frame c1> off=0 size=115 pk=[4] truncated(68)",
+		"frame c1< off=0 size=108 pk=[5]",
+		"frame c1> off=115 size=104 pk=[6]",
+		"frame c1< off=108 size=104 pk=[7]",
+		"frame c1> off=219 size=115 pk=[8] truncated(68)",
+		"frame c1< off=212 size=108 pk=[9] truncated(68)",
+		"frame c1< off=320 size=104 pk=[10]", // its key names no request
+		endC1,
+	)
 }
 
 func TestDetectPorts(t *testing.T) {

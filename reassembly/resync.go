@@ -18,35 +18,35 @@ type resyncState struct {
 }
 
 // flushJunk reports the bytes skipped while out of sync, up to upTo.
-func (h *half) flushJunk(upTo int64, ts time.Time) {
-	if upTo > h.junkOff {
-		h.c.p.stats.UnparseableBytes += upTo - h.junkOff
-		h.emit(&Unparseable{Flow: h.flow(), StreamOffset: h.junkOff, Length: upTo - h.junkOff, Time: ts,
-			Leading: !h.synSeen && !h.framed})
+func (f *framer) flushJunk(upTo int64, ts time.Time) {
+	if upTo > f.junkOff {
+		f.p().stats.UnparseableBytes += upTo - f.junkOff
+		f.emit(&Unparseable{Flow: f.flow(), StreamOffset: f.junkOff, Length: upTo - f.junkOff, Time: ts,
+			Leading: !f.whole && !f.framed})
 	}
-	h.junkOff = upTo
+	f.junkOff = upTo
 }
 
-func (h *half) startResync(at int64) {
-	h.resetFrame()
-	if h.resyncState == nil {
-		h.resyncState = new(resyncState)
+func (f *framer) startResync(at int64) {
+	f.resetFrame()
+	if f.resyncState == nil {
+		f.resyncState = new(resyncState)
 	}
-	h.resyncing = true
-	h.rbuf, h.rmarks = h.rbuf[:0], h.rmarks[:0]
-	if cap(h.rbuf) > keepResync {
-		h.rbuf, h.rmarks = nil, nil
+	f.resyncing = true
+	f.rbuf, f.rmarks = f.rbuf[:0], f.rmarks[:0]
+	if cap(f.rbuf) > keepResync {
+		f.rbuf, f.rmarks = nil, nil
 	}
-	h.rOff, h.junkOff, h.scanFrom = at, at, at
+	f.rOff, f.junkOff, f.scanFrom = at, at, at
 }
 
-func (h *half) resyncFeed(data []byte, off int64, pkt int, ts time.Time) {
-	if len(h.rbuf) == 0 {
-		h.rOff = off
+func (f *framer) resyncFeed(data []byte, off int64, pkt int, ts time.Time) {
+	if len(f.rbuf) == 0 {
+		f.rOff = off
 	}
-	h.rbuf = append(h.rbuf, data...)
-	h.rmarks = append(h.rmarks, mark{off, pkt, ts.UnixNano()})
-	h.scan(ts, false)
+	f.rbuf = append(f.rbuf, data...)
+	f.rmarks = append(f.rmarks, mark{off, pkt, ts.UnixNano()})
+	f.scan(ts, false)
 }
 
 // maxChain bounds how far the frame chain of a response candidate is
@@ -58,39 +58,39 @@ const (
 )
 
 // dropPending forgets the first i bytes of rbuf.
-func (h *half) dropPending(i int) {
-	n := copy(h.rbuf, h.rbuf[i:])
-	h.rbuf = h.rbuf[:n]
+func (f *framer) dropPending(i int) {
+	n := copy(f.rbuf, f.rbuf[i:])
+	f.rbuf = f.rbuf[:n]
 	// A direction out of sync keeps what it may still need, not the
 	// capacity of the largest segment it scanned: there may be a million.
-	if c := cap(h.rbuf); c > 256 && n < c/4 {
-		h.rbuf = append(make([]byte, 0, max(2*n, 64)), h.rbuf...)
+	if c := cap(f.rbuf); c > 256 && n < c/4 {
+		f.rbuf = append(make([]byte, 0, max(2*n, 64)), f.rbuf...)
 	}
-	h.rOff += int64(i)
+	f.rOff += int64(i)
 	k := 0
-	for k+1 < len(h.rmarks) && h.rmarks[k+1].off <= h.rOff {
+	for k+1 < len(f.rmarks) && f.rmarks[k+1].off <= f.rOff {
 		k++
 	}
-	h.rmarks = h.rmarks[:copy(h.rmarks, h.rmarks[k:])]
+	f.rmarks = f.rmarks[:copy(f.rmarks, f.rmarks[k:])]
 }
 
 // scan looks for the first plausible frame start in rbuf; see the package
 // documentation for the tests. A candidate whose head has not arrived yet
 // waits for more bytes, unless final (no more bytes will come before a gap
 // or the end): then it is skipped.
-func (h *half) scan(ts time.Time, final bool) {
-	cfg := h.cfg()
-	rules, pl := cfg.Framing, h.c.p.prefix
+func (f *framer) scan(ts time.Time, final bool) {
+	cfg := f.cfg()
+	rules, pl := cfg.Framing, f.p().prefix
 	var corrMask uint64
-	if c := h.client(); !h.fromClient && c != nil {
-		for _, id := range c.corr {
+	if c := f.client(); !f.fromClient() && c != nil {
+		for _, id := range c.keys() {
 			corrMask |= 1 << (id & 63)
 		}
 	}
-	b := h.rbuf
-	h.c.p.knownListed = false
+	b := f.rbuf
+	f.p().knownListed = false
 	i := 0
-	if d := h.scanFrom - h.rOff; d > 0 {
+	if d := f.scanFrom - f.rOff; d > 0 {
 		i = int(min(d, int64(len(b))))
 	}
 	for ; len(b)-i >= pl; i++ {
@@ -98,8 +98,8 @@ func (h *half) scan(ts time.Time, final bool) {
 		if n > int64(cfg.MaxFrame) {
 			continue
 		}
-		if h.fromClient {
-			if n < h.c.p.minRequest {
+		if f.fromClient() {
+			if n < f.p().minRequest {
 				continue
 			}
 			need := pl + int(min(n, HeadLen))
@@ -109,25 +109,23 @@ func (h *half) scan(ts time.Time, final bool) {
 				}
 				// A gap or the end follows: judge the header by what was
 				// captured, so that a request cut there still names its
-				// response (it becomes Incomplete with its head).
-				if len(b)-i < rules.MinHead() {
-					continue
-				}
+				// response (it becomes Incomplete with its head). Too
+				// little of it to judge is not plausible.
 				need = len(b) - i
 			}
 			if !rules.PlausibleRequest(b[i : i+need]) {
 				continue
 			}
 		} else {
-			if n < h.c.p.minResponse {
+			if n < f.p().minResponse {
 				continue
 			}
-			key, ok := rules.ResponseKey(b[i:])
+			key, ok := rules.Key(false, b[i:])
 			if !ok {
 				break
 			}
-			if !h.knownResponse(key, corrMask) {
-				ok, wait := h.chain(b, i, final, corrMask)
+			if !f.knownResponse(key, corrMask) {
+				ok, wait := f.chain(b, i, final, corrMask)
 				if wait {
 					break
 				}
@@ -136,26 +134,26 @@ func (h *half) scan(ts time.Time, final bool) {
 				}
 			}
 		}
-		h.accept(i, ts)
-		if final && h.resyncing {
-			h.scan(ts, true)
+		f.accept(i, ts)
+		if final && f.resyncing {
+			f.scan(ts, true)
 		}
 		return
 	}
 	if i > 0 {
-		h.dropPending(i)
+		f.dropPending(i)
 	}
 }
 
 // knownResponse reports whether key is the key of a recent request.
-func (h *half) knownResponse(key uint32, corrMask uint64) bool {
-	cl := h.client()
+func (f *framer) knownResponse(key uint32, corrMask uint64) bool {
+	cl := f.client()
 	return corrMask&(1<<(key&63)) != 0 && cl != nil && cl.hasCorr(key)
 }
 
 // hasKey reports whether the bytes kept for a scan hold a response key.
-func (h *half) hasKey() bool {
-	_, ok := h.c.p.cfg.Framing.ResponseKey(h.rbuf)
+func (f *framer) hasKey() bool {
+	_, ok := f.p().cfg.Framing.Key(false, f.rbuf)
 	return ok
 }
 
@@ -165,12 +163,12 @@ func (h *half) hasKey() bool {
 // of the direction follows), or holds maxChainFrames frames. wait: more
 // bytes are needed for the verdict. A chain that would swallow the start of
 // a response to a known request is no chain: that start wins.
-func (h *half) chain(b []byte, i int, final bool, corrMask uint64) (ok, wait bool) {
-	rules, pl := h.cfg().Framing, int64(h.c.p.prefix)
+func (f *framer) chain(b []byte, i int, final bool, corrMask uint64) (ok, wait bool) {
+	rules, pl := f.cfg().Framing, int64(f.p().prefix)
 	j := i
 	for frames := 1; ; frames++ {
 		n := rules.Size(b[j:])
-		if n < h.c.p.minResponse || n > int64(h.cfg().MaxFrame) {
+		if n < f.p().minResponse || n > int64(f.cfg().MaxFrame) {
 			return false, false
 		}
 		next := int64(j) + pl + n
@@ -180,18 +178,18 @@ func (h *half) chain(b []byte, i int, final bool, corrMask uint64) (ok, wait boo
 		if next > int64(len(b)) || next == int64(len(b)) && !final {
 			return false, !final
 		}
-		if h.swallowsKnown(b, i, int(next), corrMask) {
+		if f.swallowsKnown(b, i, int(next), corrMask) {
 			return false, false
 		}
 		if next == int64(len(b)) || frames >= maxChainFrames {
 			return true, false
 		}
 		j = int(next)
-		key, ok := rules.ResponseKey(b[j:])
+		key, ok := rules.Key(false, b[j:])
 		if !ok {
 			return false, !final
 		}
-		if h.knownResponse(key, corrMask) {
+		if f.knownResponse(key, corrMask) {
 			return true, false
 		}
 	}
@@ -206,18 +204,18 @@ func (h *half) chain(b []byte, i int, final bool, corrMask uint64) (ok, wait boo
 //
 // The list lives in the Pipeline: it is only used between the start of a
 // scan and its verdict, during which nothing else scans.
-func (h *half) swallowsKnown(b []byte, i, end int, corrMask uint64) bool {
-	p := h.c.p
+func (f *framer) swallowsKnown(b []byte, i, end int, corrMask uint64) bool {
+	p := f.p()
 	if !p.knownListed {
 		p.knownListed = true
 		p.known = p.known[:0]
 		rules := p.cfg.Framing
 		for k := 0; ; k++ {
-			key, ok := rules.ResponseKey(b[k:])
+			key, ok := rules.Key(false, b[k:])
 			if !ok {
 				break
 			}
-			if h.knownResponse(key, corrMask) && h.sizeOK(rules.Size(b[k:])) {
+			if f.knownResponse(key, corrMask) && f.sizeOK(rules.Size(b[k:])) {
 				p.known = append(p.known, k)
 			}
 		}
@@ -227,7 +225,7 @@ func (h *half) swallowsKnown(b []byte, i, end int, corrMask uint64) bool {
 		if k >= end {
 			break
 		}
-		if h.reaches(b, k, end) {
+		if f.reaches(b, k, end) {
 			return true
 		}
 	}
@@ -235,11 +233,11 @@ func (h *half) swallowsKnown(b []byte, i, end int, corrMask uint64) bool {
 }
 
 // reaches reports whether the size prefixes from b[j] lead exactly to end.
-func (h *half) reaches(b []byte, j, end int) bool {
-	rules, pl := h.cfg().Framing, h.c.p.prefix
+func (f *framer) reaches(b []byte, j, end int) bool {
+	rules, pl := f.cfg().Framing, f.p().prefix
 	for end-j >= pl {
 		n := rules.Size(b[j:])
-		if !h.sizeOK(n) {
+		if !f.sizeOK(n) {
 			return false
 		}
 		next := int64(j) + int64(pl) + n
@@ -251,20 +249,20 @@ func (h *half) reaches(b []byte, j, end int) bool {
 	return false
 }
 
-func (h *half) hasCorr(corr uint32) bool {
-	return slices.Contains(h.corr, corr)
+func (f *framer) hasCorr(corr uint32) bool {
+	return slices.Contains(f.keys(), corr)
 }
 
 // accept re-enters sync at rbuf[i] and feeds the buffered bytes again.
-func (h *half) accept(i int, ts time.Time) {
-	start := h.rOff + int64(i)
-	h.flushJunk(start, ts)
-	old, oldOff, marks := h.rbuf, h.rOff, h.rmarks
+func (f *framer) accept(i int, ts time.Time) {
+	start := f.rOff + int64(i)
+	f.flushJunk(start, ts)
+	old, oldOff, marks := f.rbuf, f.rOff, f.rmarks
 	// A nested re-synchronisation must not write into the bytes being fed.
-	h.rbuf, h.rmarks, h.spare, h.spareMarks = h.spare[:0], h.spareMarks[:0], nil, nil
-	h.resyncing = false
-	h.framed = true
-	h.have = 0
+	f.rbuf, f.rmarks, f.spare, f.spareMarks = f.spare[:0], f.spareMarks[:0], nil, nil
+	f.resyncing = false
+	f.framed = true
+	f.have = 0
 	end := oldOff + int64(len(old))
 	for j, m := range marks {
 		from := max(m.off, start)
@@ -273,13 +271,13 @@ func (h *half) accept(i int, ts time.Time) {
 			to = marks[j+1].off
 		}
 		if to > from {
-			h.frame(old[from-oldOff:to-oldOff], from, m.pkt, h.c.p.timeAt(m.ts))
+			f.frame(old[from-oldOff:to-oldOff], from, m.pkt, f.p().timeAt(m.ts))
 		}
 	}
-	if h.resyncState != nil && h.spare == nil && cap(old) <= keepResync {
-		h.spare, h.spareMarks = old[:0], marks[:0]
+	if f.resyncState != nil && f.spare == nil && cap(old) <= keepResync {
+		f.spare, f.spareMarks = old[:0], marks[:0]
 	}
-	if h.resyncState != nil && cap(h.rbuf) > keepResync {
-		h.rbuf, h.rmarks = nil, nil
+	if f.resyncState != nil && cap(f.rbuf) > keepResync {
+		f.rbuf, f.rmarks = nil, nil
 	}
 }

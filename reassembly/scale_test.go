@@ -183,7 +183,7 @@ func TestHeldBuffersReturned(t *testing.T) {
 	cfg := testConfig()
 	cfg.MaxTotalBuffer = 20 * segs * 1448 // half the connections fit
 	// As the CLI does: Produce bodies are not kept, so nothing stays reserved.
-	cfg.WantBody = func(_ Flow, head []byte) bool { return head[1] != 0 }
+	cfg.Framing = testRules{keep: func(key int16) bool { return key != 0 }}
 	r := &recorder{}
 	p := NewPipeline(cfg, r.emit)
 	peak := 0
@@ -244,9 +244,10 @@ func TestHeldBuffersReturned(t *testing.T) {
 			if h == nil {
 				continue
 			}
-			if h.ooo != nil || cap(h.buf) > keepBuf || cap(h.marks) > keepMarks ||
-				(h.resyncState != nil && (cap(h.rbuf) > keepResync || cap(h.spare) > keepResync)) {
-				t.Errorf("c%d keeps buffers: ooo %d, buf %d, marks %d", c.key.ID, cap(h.ooo), cap(h.buf), cap(h.marks))
+			f := &h.fr
+			if h.ord.ooo != nil || cap(f.buf) > keepBuf || cap(f.marks) > keepMarks ||
+				(f.resyncState != nil && (cap(f.rbuf) > keepResync || cap(f.spare) > keepResync)) {
+				t.Errorf("c%d keeps buffers: ooo %d, buf %d, marks %d", c.key.ID, cap(h.ord.ooo), cap(f.buf), cap(f.marks))
 			}
 		}
 	}

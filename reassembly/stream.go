@@ -13,14 +13,17 @@ type mark struct {
 	ts  int64 // capture nanoseconds
 }
 
-// half is one direction of a connection: its TCP ordering (tcpOrder,
-// order.go) feeding, directly or through a Layer, its framer (framer.go).
+// half is one direction of a connection: its TCP ordering (ord, order.go)
+// feeding, directly or through a Layer, its framer (fr, framer.go). Each
+// owns its state; the ordering side drives the framer through its methods,
+// and the framer learns of the ordering only what it is handed (framer.start,
+// and the two questions of order.go it may ask, delivered and acksUnseen).
 // Its size matters (see conn); times are capture nanoseconds.
 type half struct {
 	c          *conn
 	fromClient bool
-	tcpOrder
-	framer
+	ord        tcpOrder
+	fr         framer
 }
 
 // src and dst follow the connection's roles, which DetectPorts may swap.
@@ -62,45 +65,41 @@ func (h *half) emit(e Event) {
 
 func (h *half) cfg() *Config { return &h.c.p.cfg }
 
+// buffered is what the direction holds against the buffer caps.
+func (h *half) buffered() int { return h.ord.oooBytes + h.fr.reservedBytes() }
+
 // unreleased reports whether h holds bytes not yet emitted as a frame or
-// an event: held out-of-order data, a frame being collected, bytes being
-// scanned for a frame start, or missing bytes before a FIN.
+// an event: held out-of-order data or missing bytes before a FIN (the
+// ordering), a frame being collected or bytes being scanned for a frame
+// start (the framer), or bytes waiting for NewLayer.
 func (h *half) unreleased() bool {
-	return len(h.ooo) > 0 || h.have > 0 || (h.resyncing && len(h.rbuf) > 0) ||
-		(h.fin && !h.closed && h.nextOff < h.finOff) || h.layerHeld()
+	return h.ordHolds() || h.fr.holds() || h.layerHeld()
 }
 
 // finish ends the direction: what ordering waits for is given up on
 // (flushOrder), then the framer ends: bytes being scanned are Unparseable,
 // a cut frame is Incomplete.
 func (h *half) finish(reason string, ts time.Time) {
-	if h.closed || !h.started {
-		h.closed = true
+	if h.ord.closed || !h.ord.started {
+		h.ord.closed = true
 		return
 	}
 	h.flushOrder(ts)
 	if h.c.layered {
 		h.c.p.layerFinish(h.c, ts)
 	}
-	h.closed = true
-	if h.resyncing {
-		h.scan(ts, true)
-	}
-	if h.resyncing {
-		h.flushJunk(h.nextOff, ts)
-	} else if h.have > 0 {
-		h.incomplete(reason, ts)
-	}
+	h.ord.closed = true
+	h.fr.end(reason, ts)
 	h.release()
 }
 
 func (h *half) release() {
 	p := h.c.p
-	p.buffered -= h.oooBytes + h.reserved
-	h.oooBytes, h.reserved = 0, 0
-	for _, s := range h.ooo {
+	p.buffered -= h.ord.oooBytes
+	h.ord.oooBytes = 0
+	for _, s := range h.ord.ooo {
 		p.freeHeld(s)
 	}
-	h.ooo, h.buf, h.marks, h.resyncState = nil, nil, nil, nil
-	h.have, h.resyncing = 0, false
+	h.ord.ooo = nil
+	h.fr.release()
 }
