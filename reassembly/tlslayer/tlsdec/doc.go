@@ -9,7 +9,7 @@
 //
 // # Use
 //
-// One KeyLog for the run (ParseKeyLog, LoadKeyLogFiles, Merge; SetAutoReload for live capture), one
+// One KeyLog for the run (LoadKeyLogs, with Follow for live capture; ParseKeyLog, Merge), one
 // Conn per TCP connection whose first client bytes satisfy LooksLikeTLS. Feed each direction's bytes
 // in order, in any chunking; report lost bytes with Gap, and call End when the connection or the
 // capture ends. Conn calls out with:

@@ -3,8 +3,10 @@ package tlsdec
 import (
 	"bytes"
 	"crypto/tls"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -173,5 +175,48 @@ func TestLooksLikeTLS(t *testing.T) {
 func TestRecordLenOK(t *testing.T) {
 	if !RecordLenOK(16640) || RecordLenOK(16641) || RecordLenOK(-1) {
 		t.Error("RecordLenOK disagrees with 2^14+256")
+	}
+}
+
+// junkReader yields n bytes of a key log: lines of junk, or one line without a newline.
+type junkReader struct {
+	n, pos  int64
+	newline bool
+}
+
+func (j *junkReader) Read(p []byte) (int, error) {
+	if j.pos >= j.n {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), j.n-j.pos)]
+	for i := range p {
+		at := j.pos + int64(i)
+		p[i] = "junk line; "[at%11]
+		if j.newline && at%50 == 49 {
+			p[i] = '\n'
+		}
+	}
+	j.pos += int64(len(p))
+	return len(p), nil
+}
+
+// Memory follows the secrets kept, not the key log: 200 MB without a newline, then 50 MB of junk
+// lines, cost no more than the read buffer, and the line after them still counts.
+func TestKeyLogIsReadAsAStream(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	k := NewKeyLog()
+	r := io.MultiReader(&junkReader{n: 200 << 20}, strings.NewReader("\n"), &junkReader{n: 50 << 20, newline: true},
+		strings.NewReader("\nCLIENT_RANDOM "+cr1+" "+s48+"\n"))
+	if err := k.Add(r); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+		t.Errorf("reading 250 MB of junk allocated %d bytes", got)
+	}
+	if k.Len() != 1 || k.Skipped() != 1+(50<<20)/50 {
+		t.Errorf("Len %d, Skipped %d", k.Len(), k.Skipped())
 	}
 }
