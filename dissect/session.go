@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"iter"
 	"math"
 	"time"
 )
@@ -558,19 +559,29 @@ func (s *Session[M]) emit(e *entry[M]) {
 // newest.
 var guesses = [...][2]int16{{30, 3}, {30, 2}, {30, 1}, {30, 0}, {31, 3}, {31, 2}, {31, 1}, {31, 0}}
 
+// Fits yields, in Guess's order, each ACL response definition among wants
+// (nil: all) that decodes frame exactly, without a problem: o with its API
+// key and version set, and the message, valid until the next decode. It is
+// how a response without its request is guessed, here and by `kdissect
+// frame`'s hint.
+func (d *Decoder) Fits(frame []byte, o Options, wants func(int16) bool) iter.Seq2[Options, *Message] {
+	return func(yield func(Options, *Message) bool) {
+		for _, g := range guesses {
+			if wants != nil && !wants(g[0]) {
+				continue
+			}
+			o.Direction, o.APIKey, o.APIVersion = Response, g[0], g[1]
+			if m := d.Decode(frame, o); len(m.Problems) == 0 && !yield(o, m) {
+				return
+			}
+		}
+	}
+}
+
 // guess hands out an unmatched response decoded as the first ACL response
 // definition that fits it, marked inferred.
 func (s *Session[M]) guess(e *entry[M]) {
-	for _, g := range guesses {
-		if !s.wants(g[0]) {
-			continue
-		}
-		o := e.opts
-		o.APIKey, o.APIVersion = g[0], g[1]
-		m := s.dec.Decode(e.frame, o)
-		if len(m.Problems) > 0 {
-			continue
-		}
+	for o, m := range s.dec.Fits(e.frame, e.opts, s.wants) {
 		x := e.x
 		x.Inferred, x.Options = true, o
 		s.sink.Message(e.meta, x, m)

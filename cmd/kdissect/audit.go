@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"io"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/kdissect/kdissect/dissect"
-	"github.com/kdissect/kdissect/dissect/audit"
-	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/internal/render"
 )
 
 const auditUsage = `Usage: kdissect audit [flags] FILE...
@@ -37,129 +33,66 @@ Examples:
 Flags:
 `
 
-// auditOpts are the capture flags (as for the main command) and the
-// audit's own.
-type auditOpts struct {
-	captureOpts
-	format string
-	effect bool
-	who    string
-	failed bool
-	width  int
-	follow bool // write json/csv rows as they are known (--iface; tests)
+// auditHooks are what tests change of an audit run.
+type auditHooks struct {
+	follow bool // write json/csv rows as they are known (as --iface does)
 	// principal, when set, names the principal of a connection instead
-	// of the identity the session tracked (tests).
-	principal func(reassembly.Flow) *string
+	// of the identity the session tracked.
+	principal render.PrincipalFunc
 }
 
 func runAudit(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
-	return runAuditWith(auditOpts{}, args, stdin, stdout, stderr)
+	return runAuditWith(auditHooks{}, args, stdin, stdout, stderr)
 }
 
-func runAuditWith(o auditOpts, args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
+func runAuditWith(h auditHooks, args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error) {
+	var in inputFlags
+	var o render.AuditOptions
 	fs := flag.NewFlagSet("kdissect audit", flag.ContinueOnError)
-	o.registerInput(fs)
-	fs.StringVar(&o.format, "format", "table", "output `FORMAT`: table, csv or json (NDJSON)")
-	fs.BoolVar(&o.effect, "effect", false, "print the net change instead: bindings added and removed by accepted changes")
-	fs.StringVar(&o.who, "who", "", "only changes made by principals matching the glob `PRINCIPAL`")
-	fs.BoolVar(&o.failed, "failed", false, "only changes the broker refused")
-	fs.IntVar(&o.width, "width", 0, "table width in `COLUMNS` (default: the terminal's, or COLUMNS; unlimited when neither)")
+	in.register(fs)
+	fs.StringVar(&o.Format, "format", "table", "output `FORMAT`: table, csv or json (NDJSON)")
+	fs.BoolVar(&o.Effect, "effect", false, "print the net change instead: bindings added and removed by accepted changes")
+	fs.StringVar(&o.Who, "who", "", "only changes made by principals matching the glob `PRINCIPAL`")
+	fs.BoolVar(&o.Failed, "failed", false, "only changes the broker refused")
+	fs.IntVar(&o.Width, "width", 0, "table width in `COLUMNS` (default: the terminal's, or COLUMNS; else each cell is cut at 80 columns)")
+	fs.BoolVar(&o.RawCSV, "csv-raw", false, "csv: leave cells that start like a spreadsheet formula (= + - @ tab CR) as they are (default: a leading ' neutralises them)")
 	files, err := parseInterspersed(fs, auditUsage, args, stdout)
 	if err != nil {
 		return false, err
 	}
-	if err := o.checkInput(files); err != nil {
-		return false, err
-	}
 	switch {
-	case o.width < 0:
+	case o.Width < 0:
 		return false, usageError{"--width takes a positive value"}
-	case o.effect && o.failed:
+	case o.Effect && o.Failed:
 		return false, usageError{"--effect counts accepted changes only: it does not go with --failed"}
 	}
-	switch o.format {
+	switch o.Format {
 	case "table", "csv", "json":
 	default:
 		return false, usageError{"--format takes table, csv or json"}
 	}
-	in, err := o.openInput(files, stdin)
+	r, err := in.open(files, stdin, stderr)
 	if err != nil {
 		return false, err
 	}
-	defer in.close()
-
-	bw := bufio.NewWriterSize(stdout, 1<<16)
-	ap := newAuditPrinter(o.principal)
-	var werr error
-	write := func(rows []audit.Row) {
-		if o.who != "" {
-			rows = audit.Who(rows, o.who)
-		}
-		if o.failed {
-			rows = audit.Failed(rows)
-		}
-		if werr != nil {
-			return
-		}
-		switch {
-		case o.format == "json":
-			werr = audit.WriteJSON(bw, rows)
-		case o.format == "csv" && ap.stream != nil:
-			werr = audit.WriteCSVRows(bw, rows, audit.CSVOptions{Effect: o.effect})
-		case o.format == "csv":
-			werr = audit.WriteCSV(bw, rows, audit.CSVOptions{Effect: o.effect})
-		default:
-			width := o.width
-			if width == 0 {
-				width = terminalWidth(stdout)
-			}
-			werr = audit.WriteTable(bw, rows, width, o.effect)
-		}
+	defer r.Close()
+	if o.Width == 0 {
+		o.Width = terminalWidth(stdout)
 	}
-	if o.iface != "" {
-		o.follow = true
-	}
-	if o.follow && o.format != "table" && !o.effect {
-		// Live NDJSON and CSV follow the capture: each exchange's rows as
-		// its response arrives; the unanswered ones when it stops.
-		if o.format == "csv" {
-			werr = audit.WriteCSV(bw, nil, audit.CSVOptions{})
-		}
-		ap.stream = func(rows []audit.Row) {
-			write(rows)
-			if werr == nil {
-				werr = bw.Flush()
-			}
-		}
-	}
-	s := newSession(in.reg, selector{}, ap, true) // the ACL APIs; indexes still count every frame
-	s.limit = o.count
-	s.lib.Hold = o.iface == ""
-	seen, err := o.captureOpts.read(s, in, stderr)
-	s.flushAll()
-	rows := ap.finish()
-	if o.effect {
-		rows = audit.Effect(rows)
-	}
-	if ap.stream != nil {
-		ap.stream(rows)
-	} else {
-		write(rows)
-	}
-	if werr == nil {
-		werr = bw.Flush()
-	}
-	if werr != nil && err == nil && !isBrokenPipe(werr) {
+	o.Follow = h.follow || r.Live()
+	o.Principal = h.principal
+	a := render.NewAudit(stdout, o)
+	res, err := in.read(r, a)
+	if werr := a.Close(); werr != nil && err == nil && !isBrokenPipe(werr) {
 		err = werr
 	}
-	reportStats(stderr, seen.stats)
-	return s.malformed, err
+	return res.Malformed, err
 }
 
 // terminalWidth is the width of the terminal w writes to, else $COLUMNS,
-// else 0 (no limit: a file or pipe gets whole lines).
+// else 0 (a file or pipe).
 func terminalWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok && isTerminal(f) {
+	if f, ok := w.(*os.File); ok && render.IsTerminal(f) {
 		if n := ttyWidth(f); n > 0 {
 			return n
 		}
@@ -168,93 +101,4 @@ func terminalWidth(w io.Writer) int {
 		return n
 	}
 	return 0
-}
-
-// auditPrinter collects change-log rows from the session's messages. The
-// session decodes each message into reused storage, so a request is copied
-// out (audit.ReadRequest) at once and kept until its response, which the
-// session always hands over after it.
-type auditPrinter struct {
-	principal func(reassembly.Flow) *string
-	reqs      map[int]*audit.Request // by message index, awaiting a response
-	rows      []audit.Row
-	// stream, when set, takes each exchange's rows at once instead of rows
-	// collecting them; finish then returns only the unanswered ones.
-	stream func([]audit.Row)
-}
-
-func newAuditPrinter(principal func(reassembly.Flow) *string) *auditPrinter {
-	return &auditPrinter{principal: principal, reqs: map[int]*audit.Request{}}
-}
-
-func (p *auditPrinter) message(w *origin, x dissect.Exchange, m *dissect.Message) {
-	meta := audit.Meta{Index: x.Index, Time: w.time}
-	if m.Direction == dissect.Request {
-		meta.Client, meta.Broker = w.flow.Src, w.flow.Dst
-		meta.Principal = p.principalOf(w.flow, x.Identity)
-		if r := audit.ReadRequest(m, meta); r != nil {
-			p.reqs[x.Index] = r
-		}
-		return
-	}
-	meta.Client, meta.Broker = w.flow.Dst, w.flow.Src
-	meta.Principal = p.principalOf(w.flow, x.Identity)
-	meta.Latency, meta.HasLatency = x.Latency, x.HasLatency
-	resp := audit.ReadResponse(m, meta)
-	if resp == nil {
-		return
-	}
-	req := p.reqs[x.Peer]
-	delete(p.reqs, x.Peer)
-	if req == nil {
-		// Its request was not read whole (a frame cut after its header):
-		// the response's own bindings are what is known.
-		resp.RequestIndex = x.Peer
-	}
-	if p.stream != nil {
-		p.stream(audit.Rows(req, resp))
-		return
-	}
-	p.rows = append(p.rows, audit.Rows(req, resp)...)
-}
-
-func (p *auditPrinter) unmatched(*origin, dissect.Unmatched)                  {}
-func (p *auditPrinter) incomplete(*reassembly.Incomplete, dissect.Incomplete) {}
-func (p *auditPrinter) event(reassembly.Event)                                {}
-
-// principalOf names who made a change: the principal the connection
-// authenticated as, marked when the broker refused it or had not accepted
-// it yet; nil when the wire does not say (a GSSAPI user, a capture begun
-// mid-connection).
-func (p *auditPrinter) principalOf(f reassembly.Flow, id dissect.Identity) *string {
-	if p.principal != nil {
-		return p.principal(f)
-	}
-	if id.Principal == "" {
-		return nil
-	}
-	s := id.Principal
-	switch {
-	case id.Failed:
-		s += " (failed)"
-	case !id.Authenticated:
-		s += " (not yet accepted)"
-	}
-	return &s
-}
-
-// finish adds the requests no response answered and returns every row in
-// capture order.
-func (p *auditPrinter) finish() []audit.Row {
-	idx := make([]int, 0, len(p.reqs))
-	for i := range p.reqs {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	for _, i := range idx {
-		p.rows = append(p.rows, audit.Rows(p.reqs[i], nil)...)
-	}
-	clear(p.reqs)
-	audit.Sort(p.rows)
-	return p.rows
 }

@@ -34,7 +34,7 @@ var auditCaptures = []string{"kadm-acls", "raw-versions", "sarama-acls"}
 func runAuditCLI(t *testing.T, principal func(reassembly.Flow) *string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	_, err := runAuditWith(auditOpts{principal: principal}, args, strings.NewReader(""), &out, &errb)
+	_, err := runAuditWith(auditHooks{principal: principal}, args, strings.NewReader(""), &out, &errb)
 	code := exitOK
 	if err != nil {
 		fmt.Fprintf(&errb, "kdissect: %s\n", err)
@@ -719,7 +719,7 @@ func TestAuditFollowsLiveCapture(t *testing.T) {
 	port := strconv.Itoa(sc.BrokerPort)
 	follow := func(args ...string) string {
 		var out, errb bytes.Buffer
-		if _, err := runAuditWith(auditOpts{follow: true}, append([]string{"--port", port}, args...), nil, &out, &errb); err != nil {
+		if _, err := runAuditWith(auditHooks{follow: true}, append([]string{"--port", port}, args...), nil, &out, &errb); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()

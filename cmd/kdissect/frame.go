@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/capture"
 )
 
 const frameUsage = `Usage: kdissect frame [flags] [FILE | -]
@@ -54,7 +55,7 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 	if err != nil {
 		return false, err
 	}
-	reg, err := loadSchemaDir(*schemaDir)
+	reg, err := capture.LoadRegistry(*schemaDir)
 	if err != nil {
 		return false, err
 	}
@@ -63,7 +64,7 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 		if *apiFlag == "" || *version < 0 {
 			return false, usageError{"a response needs --api and --version: it does not carry its API key"}
 		}
-		key, err := parseAPI(*apiFlag)
+		key, err := capture.ParseAPI(*apiFlag)
 		if err != nil {
 			return false, err
 		}
@@ -76,8 +77,10 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 			return false, usageError{"--api and --version describe a response: add --response (a request carries its own)"}
 		}
 		m = reg.Decode(frame, dissect.Options{ShowSecrets: *showSecrets})
-		if !cleanACL(m) {
-			hintResponse(reg, frame, stderr)
+		if !cleanACL(m) && !hintResponse(reg, frame, stderr) {
+			if why := notARequest(frame); why != "" {
+				fmt.Fprintf(stderr, "kdissect: these bytes do not look like a Kafka request frame: %s\n", why)
+			}
 		}
 	}
 	if *tui {
@@ -111,27 +114,48 @@ func cleanACL(m *dissect.Message) bool {
 }
 
 // hintResponse says on stderr when a frame given as a request also decodes
-// exactly (every byte consumed, no problem) as an ACL response: a response
-// does not carry its API key, so without the flags it is read as whatever
-// request its correlation id's bytes spell, typically "Produce v0".
-// The output stays the request decode asked for; the hint only names the
-// flags, which is why it does not change the exit status.
-func hintResponse(reg *dissect.Registry, frame []byte, stderr io.Writer) {
-	for _, key := range []int16{30, 31} {
-		var fits []string
-		best := -1
-		for v := 0; v <= 3; v++ {
-			if r := reg.Decode(frame, dissect.Options{Direction: dissect.Response, APIKey: key, APIVersion: int16(v)}); len(r.Problems) == 0 {
-				fits = append(fits, fmt.Sprintf("v%d", v))
-				best = v
-			}
+// exactly (every byte consumed, no problem) as an ACL response, and reports
+// whether it did: a response does not carry its API key, so without the
+// flags it is read as whatever request its correlation id's bytes spell,
+// typically "Produce v0". The output stays the request decode asked for;
+// the hint only names the flags, which is why it does not change the exit
+// status.
+func hintResponse(reg *dissect.Registry, frame []byte, stderr io.Writer) bool {
+	fits := map[int16][]string{}
+	best := map[int16]int16{}
+	var keys []int16
+	for o := range reg.NewDecoder().Fits(frame, dissect.Options{}, nil) {
+		if fits[o.APIKey] == nil {
+			keys = append(keys, o.APIKey)
+			best[o.APIKey] = o.APIVersion // the newest comes first
 		}
-		if best < 0 {
-			continue
-		}
-		fmt.Fprintf(stderr, "kdissect: this frame also decodes exactly as a %s response (%s); to read it so, add --response --api %d --version %d\n",
-			dissect.APIName(key), strings.Join(fits, ", "), key, best)
+		fits[o.APIKey] = append([]string{fmt.Sprintf("v%d", o.APIVersion)}, fits[o.APIKey]...)
 	}
+	for _, key := range keys {
+		fmt.Fprintf(stderr, "kdissect: this frame also decodes exactly as a %s response (%s); to read it so, add --response --api %d --version %d\n",
+			dissect.APIName(key), strings.Join(fits[key], ", "), key, best[key])
+	}
+	return len(keys) > 0
+}
+
+// notARequest says why frame's first bytes are not a Kafka request's
+// header, or "" when they could be.
+func notARequest(frame []byte) string {
+	h, ok := dissect.PeekRequest(frame)
+	var why []string
+	if !ok {
+		return fmt.Sprintf("%d bytes, fewer than a request header's 12", len(frame))
+	}
+	if int64(h.Size) != int64(len(frame))-4 {
+		why = append(why, fmt.Sprintf("its size prefix says %d bytes follow, but %d do", h.Size, len(frame)-4))
+	}
+	switch {
+	case h.APIKey < 0 || h.APIKey > dissect.MaxAPIKey || dissect.MaxVersion(h.APIKey) < 0:
+		why = append(why, fmt.Sprintf("API key %d is not one Kafka defines", h.APIKey))
+	case h.APIVersion < 0 || h.APIVersion > dissect.MaxVersion(h.APIKey):
+		why = append(why, fmt.Sprintf("%s has no version %d (the newest is %d)", dissect.APIName(h.APIKey), h.APIVersion, dissect.MaxVersion(h.APIKey)))
+	}
+	return strings.Join(why, "; ")
 }
 
 func readFrameInput(hexIn string, args []string, stdin io.Reader) ([]byte, error) {
@@ -156,13 +180,13 @@ func readFrameInput(hexIn string, args []string, stdin io.Reader) ([]byte, error
 		st, err := os.Stat(name)
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("%s: %v", name, plainErr(err))
+			return nil, fmt.Errorf("%s: %v", name, capture.PlainErr(err))
 		case st.IsDir():
 			return nil, fmt.Errorf("%s: is a directory, not a frame file", name)
 		}
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name, plainErr(err))
+			return nil, fmt.Errorf("%s: %v", name, capture.PlainErr(err))
 		}
 		defer f.Close()
 		r = f
@@ -170,7 +194,7 @@ func readFrameInput(hexIn string, args []string, stdin io.Reader) ([]byte, error
 	b, err := io.ReadAll(io.LimitReader(r, maxFrameInput+1))
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("%s: %v", name, plainErr(err))
+		return nil, fmt.Errorf("%s: %v", name, capture.PlainErr(err))
 	case len(b) > maxFrameInput:
 		return nil, fmt.Errorf("%s: more than %d MiB: not a single frame", name, maxFrameInput>>20)
 	case len(b) == 0:
@@ -196,12 +220,4 @@ func parseHex(s string) ([]byte, error) {
 		return nil, usageError{"--hex: " + err.Error()}
 	}
 	return b, nil
-}
-
-// plainErr drops the "open NAME:" prefix os errors repeat.
-func plainErr(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
 }

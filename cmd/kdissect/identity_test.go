@@ -13,8 +13,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/capture"
 	"github.com/kdissect/kdissect/internal/testtools/traffic"
-	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/tui"
 )
 
@@ -70,15 +70,9 @@ func TestNoPasswordInAnyOutput(t *testing.T) {
 // password field selected) and every decoded message's renderings.
 func explorerScreens(t *testing.T, path string, showSecrets bool) string {
 	t.Helper()
-	o := captureOpts{ports: "9092", detect: true, maxFrame: reassembly.DefaultMaxFrame, tui: true, showSecrets: showSecrets}
-	ports, _ := reassembly.ParsePorts(o.ports)
-	src, err := reassembly.OpenFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	sources := []namedSource{{name: path, src: src, size: fileSize(path)}}
-	load, ech, pch, result := startCaptureReader(o, dissect.NewRegistry(), selector{all: true}, ports, sources)
+	o := capture.DefaultOptions()
+	o.All, o.ShowSecrets = true, showSecrets
+	load, ech, pch, result := startReader(t, o, path)
 	go func() {
 		for range pch {
 		}

@@ -207,8 +207,12 @@ func TestLiveCaptureErrors(t *testing.T) {
 		t.Errorf("missing interface: exit %d, %q", code, stderr)
 	}
 	_, stderr, code = runCLI(t, "", "-w", "x.pcap", "some.pcap")
-	if code != 1 || !strings.HasPrefix(stderr, "kdissect: -w and --duration go with a live capture (--iface)\n") {
+	if code != 1 || !strings.HasPrefix(stderr, "kdissect: -w writes the packets of a live capture: it goes with --iface\n") {
 		t.Errorf("-w without --iface: exit %d, %q", code, stderr)
+	}
+	_, stderr, code = runCLI(t, "", "--duration", "5s", "some.pcap")
+	if code != 1 || !strings.HasPrefix(stderr, "kdissect: --duration stops a live capture: it goes with --iface\n") {
+		t.Errorf("--duration without --iface: exit %d, %q", code, stderr)
 	}
 	if os.Geteuid() != 0 {
 		return

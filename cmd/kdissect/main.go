@@ -1,6 +1,6 @@
-// Command kdissect decodes Kafka's ACL admin traffic (CreateAcls and
-// DeleteAcls) from captures, live interfaces or single frames into
-// annotated field trees.
+// Command kdissect decodes Kafka traffic from captures, live interfaces or
+// single frames into annotated field trees. It is flags, help and wiring:
+// the run is internal/capture's, the output internal/render's and tui's.
 package main
 
 import (
@@ -9,10 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"regexp"
+	"runtime/debug"
 	"strings"
 
-	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/capture"
 )
 
 // Exit codes: scripts rely on them.
@@ -22,33 +23,51 @@ const (
 	exitMalformed = 2 // the input held malformed Kafka data (still printed)
 )
 
-// usageError is a mistake on the command line: exit 1 with the usage hint.
+// usageError is a mistake on the command line: exit 1 with the usage hint
+// of the command it was made on.
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
 func main() {
+	// The memory limit is the binary's, not the library's: tests that
+	// call the run must not change their own process's collector.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(capture.MemoryLimit)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// commands are the subcommands; the main command reads captures.
+var commands = map[string]func(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, error){
+	"frame": runFrame,
+	"audit": runAudit,
 }
 
 // run is main without the process: tests call it directly.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var err error
-	malformed := false
-	switch {
-	case len(args) > 0 && args[0] == "frame":
-		malformed, err = runFrame(args[1:], stdin, stdout, stderr)
-	case len(args) > 0 && args[0] == "audit":
-		malformed, err = runAudit(args[1:], stdin, stdout, stderr)
-	default:
-		malformed, err = runCapture(args, stdin, stdout, stderr)
+	name, cmd := "", runCapture
+	if len(args) > 0 {
+		if args[0] == "help" {
+			// "kdissect help [audit|frame]", as git and go have it.
+			args = append(append([]string(nil), args[1:min(len(args), 2)]...), "--help")
+		}
+		if c, ok := commands[args[0]]; ok {
+			name, cmd, args = args[0], c, args[1:]
+		}
 	}
+	malformed, err := cmd(args, stdin, stdout, stderr)
 	var ue usageError
+	var ce capture.UsageError
 	switch {
 	case errors.Is(err, errHelp):
 		return exitOK
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "kdissect: %s\nRun 'kdissect --help' for usage.\n", ue.msg)
+	case errors.As(err, &ue), errors.As(err, &ce):
+		help := "kdissect --help"
+		if name != "" {
+			help = "kdissect " + name + " --help"
+		}
+		fmt.Fprintf(stderr, "kdissect: %s\nRun '%s' for usage.\n", err, help)
 		return exitUsage
 	case err != nil:
 		fmt.Fprintf(stderr, "kdissect: %s\n", err)
@@ -61,57 +80,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 var errHelp = errors.New("help shown")
 
-// loadSchemaDir adds every *.json definition in dir to a registry built on
-// the built-in definitions.
-func loadSchemaDir(dir string) (*dissect.Registry, error) {
-	reg := dissect.NewRegistry()
-	if dir == "" {
-		return reg, nil
-	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("--schema-dir %s: not a readable directory", dir)
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("--schema-dir %s: no *.json message definitions in it", dir)
-	}
-	for _, f := range files {
-		src, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("--schema-dir: %v", err)
-		}
-		if _, err := reg.AddJSON(src); err != nil {
-			return nil, fmt.Errorf("--schema-dir: %s: %v", filepath.Base(f), err)
-		}
-	}
-	return reg, nil
-}
-
-// parseAPI takes an API key as a number or a Kafka name (CreateAcls, 30).
-func parseAPI(s string) (int16, error) {
-	s = strings.TrimSpace(s)
-	var k int
-	if _, err := fmt.Sscanf(s, "%d", &k); err == nil && fmt.Sprint(k) == s {
-		if k < 0 || k > 32767 {
-			return 0, usageError{fmt.Sprintf("API key %d is out of range", k)}
-		}
-		return int16(k), nil
-	}
-	if k, ok := dissect.APIKeyByName(s); ok {
-		return k, nil
-	}
-	return 0, usageError{fmt.Sprintf("unknown API %q: give a number (30) or a name (CreateAcls)", s)}
-}
-
 // parseInterspersed parses flags wherever they stand among the positional
 // arguments, as tshark and most tools allow ("kdissect x.pcap --json");
 // everything after "--" is positional.
 //
-// Errors come back as usageError and --help prints usage to stdout:
-// the flag package's own printing is silenced.
+// Errors come back as usageError, in our words rather than the flag
+// package's, and --help prints usage to stdout.
 func parseInterspersed(fs *flag.FlagSet, usage string, args []string, stdout io.Writer) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -123,9 +97,43 @@ func parseInterspersed(fs *flag.FlagSet, usage string, args []string, stdout io.
 		fs.PrintDefaults()
 		return nil, errHelp
 	case err != nil:
-		return nil, usageError{err.Error()}
+		return nil, usageError{flagError(err)}
 	}
 	return pos, nil
+}
+
+var (
+	badValue    = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for flag -([^:]+): (.*)$`)
+	undefined   = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
+	needsArgRe  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+	parseSuffix = regexp.MustCompile(`(parse error|invalid syntax|value out of range)$`)
+)
+
+// flagError says what the flag package found in one sentence of ours.
+func flagError(err error) string {
+	s := err.Error()
+	if m := badValue.FindStringSubmatch(s); m != nil {
+		what := m[3]
+		if parseSuffix.MatchString(what) {
+			what = "not a valid value"
+			switch {
+			case strings.HasPrefix(s, "invalid boolean"):
+				what = "not true or false"
+			case m[2] == "duration":
+				what = "not a duration (e.g. 30s, 5m)"
+			default:
+				what = "not a whole number"
+			}
+		}
+		return fmt.Sprintf("--%s %q: %s", m[2], m[1], what)
+	}
+	if m := undefined.FindStringSubmatch(s); m != nil {
+		return fmt.Sprintf("unknown flag --%s", m[1])
+	}
+	if m := needsArgRe.FindStringSubmatch(s); m != nil {
+		return fmt.Sprintf("--%s needs a value", m[1])
+	}
+	return s
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {

@@ -13,10 +13,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/kdissect/kdissect/dissect"
-	"github.com/kdissect/kdissect/reassembly/tlslayer/tlsdec"
+	"github.com/kdissect/kdissect/internal/capture"
 	"github.com/kdissect/kdissect/internal/testtools/traffic"
-	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/tui"
 )
 
@@ -471,19 +469,10 @@ func TestTLSSecretsNeverShown(t *testing.T) {
 }
 
 func TestTLSExplorerSaysDecrypted(t *testing.T) {
-	keys, err := tlsdec.LoadKeyLogFiles(shippedTLS + ".keylog")
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := shippedTLS + ".pcap"
-	o := captureOpts{ports: "9092", detect: true, maxFrame: reassembly.DefaultMaxFrame, tui: true, keys: keys}
-	ports, _ := reassembly.ParsePorts(o.ports)
-	src, err := reassembly.OpenFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	load, ech, pch, result := startCaptureReader(o, dissect.NewRegistry(), selector{}, ports, []namedSource{{name: path, src: src, size: fileSize(path)}})
+	o := capture.DefaultOptions()
+	o.KeyLogs = []string{shippedTLS + ".keylog"}
+	load, ech, pch, result := startReader(t, o, path)
 	go func() {
 		for range pch {
 		}

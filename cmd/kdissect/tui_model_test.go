@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -17,8 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/capture"
 	"github.com/kdissect/kdissect/internal/testtools/testkit"
-	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/tui"
 )
 
@@ -122,20 +123,22 @@ func builtACLCapture(t *testing.T) string {
 // every entry the explorer would receive and the store's loader. Progress
 // is drained alongside, as the explorer does; its last report must say
 // the reading finished without error.
+// startReader opens path with o and starts reading it as the explorer
+// does (tui.StartReader).
+func startReader(t *testing.T, o capture.Options, path string) (tui.Loader, <-chan tui.Entry, <-chan tui.ProgressMsg, func(bool) (bool, error)) {
+	t.Helper()
+	r, err := capture.Open(o, []string{path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	rd := tui.StartReader(context.Background(), r)
+	return rd.Load, rd.Entries, rd.Progress, rd.Result
+}
+
 func captureEntries(t *testing.T, path string) ([]tui.Entry, tui.Loader) {
 	t.Helper()
-	o := captureOpts{ports: "9092", detect: true, maxFrame: reassembly.DefaultMaxFrame, tui: true}
-	ports, err := reassembly.ParsePorts(o.ports)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := reassembly.OpenFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	sources := []namedSource{{name: path, src: src, size: fileSize(path)}}
-	load, ech, pch, result := startCaptureReader(o, dissect.NewRegistry(), selector{}, ports, sources)
+	load, ech, pch, result := startReader(t, capture.DefaultOptions(), path)
 	var entries []tui.Entry
 	var last tui.ProgressMsg
 	for ech != nil || pch != nil {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package capture
 
 // drop has nothing to do where live capture is not built (see
 // reassembly.OpenLive): no socket is ever opened with privileges.

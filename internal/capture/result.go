@@ -1,0 +1,98 @@
+package capture
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kdissect/kdissect/reassembly"
+)
+
+// Result is what the pipelines of a run saw.
+type Result struct {
+	// Malformed: some record was (Malformed).
+	Malformed bool
+	Stats     reassembly.Stats
+	other     map[uint16]int64 // connections on other ports, by server port
+	more      bool             // more than the pipelines told apart
+}
+
+func (t *Result) add(p *reassembly.Pipeline) {
+	list, more := p.OtherPorts()
+	if t.other == nil {
+		t.other = map[uint16]int64{}
+	}
+	for _, pc := range list {
+		t.other[pc.Port] += pc.Conns
+	}
+	t.more = t.more || more
+	t.Stats.Add(p.Stats())
+}
+
+// NoKafka explains an output without one Kafka frame on the given ports
+// (the --port flag as typed): what the capture held instead and which
+// --port to try. It is "" when frames were found.
+func (t *Result) NoKafka(portFlag string) string {
+	st := t.Stats
+	if st.Frames > 0 {
+		return ""
+	}
+	on := "port " + portFlag
+	if strings.ContainsAny(portFlag, ",-") {
+		on = "ports " + portFlag
+	}
+	if st.Connections > 0 {
+		return fmt.Sprintf("no Kafka frames in the %s on %s: encrypted (TLS), or not Kafka?", plural(st.Connections, "TCP connection"), on)
+	}
+	var list []reassembly.PortCount
+	var conns int64
+	for port, n := range t.other {
+		list = append(list, reassembly.PortCount{Port: port, Conns: n})
+		conns += n
+	}
+	if conns == 0 {
+		// Packets of an unknown link type are reported on their own.
+		if n := st.Packets - st.UnknownLink; n > 0 || st.Packets == 0 {
+			return fmt.Sprintf("no Kafka traffic found: no TCP connection in %s", plural(n, "packet"))
+		}
+		return ""
+	}
+	slices.SortFunc(list, func(a, b reassembly.PortCount) int {
+		if a.Conns != b.Conns {
+			return cmp.Compare(b.Conns, a.Conns)
+		}
+		return cmp.Compare(a.Port, b.Port)
+	})
+	const shown, suggested = 5, 3
+	var seen, try []string
+	for i, pc := range list {
+		if i == shown {
+			more := plural(int64(len(list)-shown), "port")
+			seen = append(seen, "and "+strings.Replace(more, " ", " more ", 1))
+			break
+		}
+		seen = append(seen, fmt.Sprintf("%d (%d)", pc.Port, pc.Conns))
+		if i < suggested {
+			try = append(try, strconv.Itoa(int(pc.Port)))
+		}
+	}
+	count := plural(conns, "TCP connection")
+	if t.more {
+		count = "more than " + count
+	}
+	where := "on port " + seen[0]
+	if len(list) > 1 {
+		where = "on ports " + strings.Join(seen, ", ")
+	}
+	return fmt.Sprintf("no Kafka traffic found on %s; saw %s %s: if Kafka is there, try --port %s",
+		on, count, where, strings.Join(try, ","))
+}
+
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
+}

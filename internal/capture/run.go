@@ -1,0 +1,334 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/reassembly/tlslayer"
+	"github.com/kdissect/kdissect/reassembly/tlslayer/tlsdec"
+)
+
+// MemoryLimit is the Go runtime's soft memory limit the binary sets: RSS
+// stays under 1 GB with a full connection table (a million connections
+// hold ~450 MB; without a limit the collector lets the heap grow to twice
+// that before collecting).
+const MemoryLimit = 900 << 20
+
+// Listener takes a run's records, in capture order.
+type Listener interface {
+	Record(r *Record)
+}
+
+// ListenerFunc is a function as a Listener.
+type ListenerFunc func(r *Record)
+
+// Record calls f.
+func (f ListenerFunc) Record(r *Record) { f(r) }
+
+// Tee hands every record to each listener in turn: one dissection run,
+// many views.
+func Tee(ls ...Listener) Listener {
+	return ListenerFunc(func(r *Record) {
+		for _, l := range ls {
+			l.Record(r)
+		}
+	})
+}
+
+// Run is a capture opened for reading: its files (or interface), the
+// definitions and key logs it decodes with, checked before anything is
+// read, so that a typo in the third file leaves no half output behind.
+type Run struct {
+	opts    Options
+	reg     *dissect.Registry
+	ports   reassembly.PortSet
+	keys    *tlsdec.KeyLog
+	drop    *dropTarget
+	sources []source
+}
+
+type source struct {
+	path string // as given on the command line: NDJSON's "file"
+	name string
+	src  reassembly.Source
+	size int64
+}
+
+// Open checks o and opens everything the run will read; the caller closes
+// the run. Errors are one sentence; a UsageError is a wrong choice of
+// options.
+func Open(o Options, files []string, stdin io.Reader) (*Run, error) {
+	if err := o.Check(files); err != nil {
+		return nil, err
+	}
+	ports, err := reassembly.ParsePorts(o.Ports)
+	if err != nil {
+		return nil, usagef("--port: %v", err)
+	}
+	r := &Run{opts: o, ports: ports}
+	if r.keys, err = loadKeyLog(o.KeyLogs, o.Iface != ""); err != nil {
+		return nil, err
+	}
+	if r.reg, err = LoadRegistry(o.SchemaDir); err != nil {
+		return nil, err
+	}
+	if o.Iface != "" {
+		if r.drop, err = resolveUser(o.User); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range files {
+		var src reassembly.Source
+		name := f
+		if f == "-" {
+			name = "standard input"
+			src, err = reassembly.OpenReader(name, stdin)
+		} else {
+			src, err = reassembly.OpenFile(f)
+		}
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		r.sources = append(r.sources, source{path: f, name: name, src: src, size: fileSize(f)})
+	}
+	return r, nil
+}
+
+func loadKeyLog(paths []string, live bool) (*tlsdec.KeyLog, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	k, err := tlsdec.LoadKeyLogFiles(paths...)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("--tls-keylog %s: %v", pe.Path, pe.Err)
+		}
+		return nil, fmt.Errorf("--tls-keylog: %v", err)
+	}
+	// A live capture reads them again when a client random has no secrets
+	// yet: the clients write their key log while kdissect watches.
+	k.SetAutoReload(live)
+	return k, nil
+}
+
+func fileSize(name string) int64 {
+	if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() {
+		return st.Size()
+	}
+	return 0
+}
+
+// Close closes the files.
+func (r *Run) Close() {
+	for _, s := range r.sources {
+		s.src.Close()
+	}
+	r.sources = nil
+}
+
+// Registry is the definitions the run decodes with: a listener that keeps
+// a message's bytes decodes it again with Registry().Decode(raw,
+// Exchange.Options).
+func (r *Run) Registry() *dissect.Registry { return r.reg }
+
+// OnProgress sets Options.Progress: a view that starts after Open hears
+// how far the reading got.
+func (r *Run) OnProgress(f func(done, total int64)) { r.opts.Progress = f }
+
+// Live says whether the run captures from an interface.
+func (r *Run) Live() bool { return r.opts.Iface != "" }
+
+// Title names what the run reads: the interface, or the files' base names.
+func (r *Run) Title() string {
+	if r.opts.Iface != "" {
+		return r.opts.Iface
+	}
+	names := make([]string, len(r.sources))
+	for i, s := range r.sources {
+		names[i] = filepath.Base(s.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Read feeds the whole capture to l: the files in order, each a capture of
+// its own (packets numbered from 1, no connection running on into the
+// next, message indexes running on over the run), or the live interface
+// until ctx ends, SIGINT or SIGTERM, --duration or -c. It returns what the
+// pipelines saw; the error names the file or interface.
+func (r *Run) Read(ctx context.Context, l Listener) (Result, error) {
+	s := newSession(r, l)
+	var res Result
+	if r.keys != nil {
+		if n := r.keys.Skipped(); n > 0 {
+			r.warn("--tls-keylog: skipped %s kdissect does not understand", plural(int64(n), "line"))
+		}
+	}
+	var err error
+	if r.opts.Iface != "" {
+		pipe := r.newPipeline(s)
+		err = r.live(ctx, s, pipe)
+		pipe.Close()
+		s.flush()
+		res.add(pipe)
+	} else {
+		err = r.files(ctx, s, &res)
+	}
+	res.Malformed = s.malformed
+	if res.Stats.UnknownLink > 0 {
+		r.warn("skipped %s of a link type kdissect does not decode", plural(res.Stats.UnknownLink, "packet"))
+	}
+	return res, err
+}
+
+func (r *Run) warn(format string, a ...any) {
+	if r.opts.Warn != nil {
+		r.opts.Warn(fmt.Sprintf(format, a...))
+	}
+}
+
+// pipelineConfig is the one place the reassembly pipeline is configured.
+func (r *Run) pipelineConfig(s *session) reassembly.Config {
+	return reassembly.Config{
+		BrokerPorts: r.ports,
+		DetectPorts: r.opts.Detect,
+		MaxFrame:    r.opts.MaxFrame,
+		MaxConns:    r.opts.MaxConns,
+		Framing:     s.lib.Framing(r.opts.MaxFrame),
+		NewLayer:    tlslayer.NewFactory(r.keys),
+	}
+}
+
+func (r *Run) newPipeline(s *session) *reassembly.Pipeline {
+	return reassembly.NewPipeline(r.pipelineConfig(s), s.event)
+}
+
+// progressEvery is how many packets pass between progress reports:
+// reading the clock for every packet would cost more than a bar is worth.
+const progressEvery = 1024
+
+// files reads each source with a pipeline of its own. Everything a file
+// produced is handed out before the next is opened, so that a record
+// knows which file it is from.
+func (r *Run) files(ctx context.Context, s *session, res *Result) error {
+	var total int64
+	for _, src := range r.sources {
+		total += src.size
+	}
+	var done, before int64
+	n := 0
+	for _, src := range r.sources {
+		if s.stopped() || ctx.Err() != nil {
+			break
+		}
+		consumed, _ := src.src.(interface{ Consumed() int64 })
+		s.file = src.path
+		pipe := r.newPipeline(s)
+		var err error
+		for !s.stopped() {
+			data, ci, link, rerr := src.src.Next()
+			if rerr != nil {
+				err = rerr
+				break
+			}
+			if consumed != nil {
+				done = before + consumed.Consumed()
+			} else {
+				done += int64(len(data)) + 16
+			}
+			if n++; n%progressEvery == 0 {
+				if ctx.Err() != nil {
+					break
+				}
+				if r.opts.Progress != nil {
+					r.opts.Progress(done, total)
+				}
+			}
+			pipe.Packet(data, ci, link)
+		}
+		before += src.size
+		pipe.Close()
+		s.flush()
+		res.add(pipe)
+		if err != nil && err != io.EOF {
+			return err // it names the file
+		}
+	}
+	if r.opts.Progress != nil {
+		r.opts.Progress(before, total)
+	}
+	return nil
+}
+
+// live captures until ctx ends, a signal, --duration or -c. Everything that
+// needs privileges (the -w file, the socket and its filter) is opened
+// first; then the process becomes the --user before the first packet is
+// parsed.
+func (r *Run) live(ctx context.Context, s *session, pipe *reassembly.Pipeline) error {
+	o := &r.opts
+	var w io.Writer
+	var wf *os.File
+	if o.Write != "" {
+		f, err := os.Create(o.Write)
+		if err != nil {
+			return fmt.Errorf("-w: %v", PlainErr(err))
+		}
+		wf, w = f, f
+	}
+	discard := func() {
+		if wf != nil {
+			wf.Close()
+			os.Remove(o.Write)
+		}
+	}
+	src, err := reassembly.OpenLive(o.Iface, reassembly.LiveOptions{WriteTo: w})
+	if err != nil {
+		discard()
+		return err
+	}
+	if err := r.drop.drop(); err != nil {
+		src.Close()
+		discard()
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Duration)
+		defer cancel()
+	}
+	go func() {
+		<-ctx.Done()
+		src.Close()
+	}()
+	r.warn("capturing on %s (Ctrl-C to stop)", o.Iface)
+	for !s.stopped() {
+		data, ci, link, err := src.Next()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
+				break
+			}
+			src.Close()
+			return fmt.Errorf("capture on %s: %v", o.Iface, err)
+		}
+		pipe.Packet(data, ci, link)
+	}
+	src.Close()
+	if wf != nil {
+		if err := wf.Close(); err != nil {
+			return fmt.Errorf("-w: %v", err)
+		}
+	}
+	return nil
+}

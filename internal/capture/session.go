@@ -1,0 +1,141 @@
+package capture
+
+import (
+	"time"
+
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/reassembly/tlslayer"
+)
+
+// origin is what the capture says of a session input, handed back with its
+// output: where and when, and the pipeline event it came from.
+type origin struct {
+	flow    reassembly.Flow
+	time    time.Time
+	offset  int64
+	packets []int
+	event   reassembly.Event
+	tls     *TLS
+	file    string
+}
+
+// session feeds the pipeline's events to a dissect.Session and its output,
+// as Records, to the listener, while the count limit allows.
+type session struct {
+	lib       *dissect.Session[origin]
+	l         Listener
+	limit     int
+	handed    int // messages handed out
+	malformed bool
+	file      string
+	tls       map[uint64]*TLS // decrypted connections
+	rec       Record
+}
+
+func newSession(r *Run, l Listener) *session {
+	s := &session{l: l, limit: r.opts.Count}
+	s.lib = dissect.NewSession[origin](r.reg, sink{s})
+	s.lib.Wants = r.opts.wants
+	s.lib.Guess = r.opts.Guess
+	s.lib.ShowSecrets = r.opts.ShowSecrets
+	// A live capture hands each message out at once, without waiting for
+	// its response to name it.
+	s.lib.Hold = r.opts.Iface == ""
+	return s
+}
+
+func (s *session) stopped() bool { return s.limit > 0 && s.handed >= s.limit }
+
+func (s *session) flush() { s.lib.Flush() }
+
+func (s *session) pass(e reassembly.Event) {
+	_, t, _ := eventPlace(e)
+	s.lib.Pass(origin{event: e, file: s.file}, t)
+}
+
+func (s *session) event(e reassembly.Event) {
+	switch e := e.(type) {
+	case *reassembly.Frame:
+		o := origin{flow: e.Flow, time: e.First, offset: e.StreamOffset, packets: append([]int(nil), e.Packets...), tls: s.tls[e.ConnID], file: s.file}
+		s.lib.Frame(o, dissect.FrameInfo{Conn: e.ConnID, FromClient: e.FromClient, Data: e.Data, Head: e.Truncated,
+			Offset: e.StreamOffset, PeerPending: e.PeerPending, First: e.First, Last: e.Last})
+	case *reassembly.ConnEnd:
+		s.lib.ConnEnd(e.ConnID)
+		delete(s.tls, e.ConnID)
+	case *reassembly.Incomplete:
+		s.lib.Cut(origin{flow: e.Flow, time: e.Time, offset: e.StreamOffset, event: e, file: s.file},
+			dissect.CutInfo{Conn: e.ConnID, FromClient: e.FromClient, Head: e.Head, Time: e.Time})
+	case *reassembly.LayerEvent:
+		switch v := e.Value.(type) {
+		case *tlslayer.Session:
+			if v.Decrypted {
+				if s.tls == nil {
+					s.tls = map[uint64]*TLS{}
+				}
+				s.tls[e.ConnID] = &TLS{Version: v.Version, Cipher: v.Cipher, SNI: v.SNI}
+			}
+			s.pass(e)
+		case *tlslayer.ClientCert:
+			s.lib.SetTLSIdentity(e.ConnID, v.DN)
+		default:
+			s.pass(e)
+		}
+	default:
+		s.pass(e)
+	}
+}
+
+// sink turns the dissect.Session's output into Records.
+type sink struct{ s *session }
+
+func (k sink) record(kind Kind, o *origin) *Record {
+	r := &k.s.rec
+	*r = Record{Kind: kind, File: o.file, Flow: o.flow, Time: o.time, Offset: o.offset, Packets: o.packets, TLS: o.tls, Event: o.event}
+	return r
+}
+
+func (k sink) hand(r *Record) {
+	r.Malformed = Malformed(r)
+	if r.Malformed {
+		k.s.malformed = true
+	}
+	k.s.l.Record(r)
+}
+
+func (k sink) Message(o origin, x dissect.Exchange, m *dissect.Message) {
+	if k.s.stopped() {
+		return
+	}
+	r := k.record(KindMessage, &o)
+	r.Exchange, r.Message = x, m
+	k.hand(r)
+	k.s.handed++
+}
+
+func (k sink) Unmatched(o origin, u dissect.Unmatched) {
+	if k.s.stopped() {
+		return
+	}
+	r := k.record(KindUnmatched, &o)
+	r.Unmatched = u
+	k.hand(r)
+}
+
+func (k sink) Incomplete(o origin, c dissect.Incomplete) {
+	if k.s.stopped() {
+		return
+	}
+	r := k.record(KindIncomplete, &o)
+	r.Cut = c
+	k.hand(r)
+}
+
+func (k sink) Event(o origin) {
+	if k.s.stopped() {
+		return
+	}
+	r := k.record(KindEvent, &o)
+	r.Flow, r.Time, r.Offset = eventPlace(o.event)
+	k.hand(r)
+}

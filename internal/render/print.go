@@ -1,0 +1,305 @@
+// Package render writes a run's records for people and scripts: text
+// trees, one line per message (--summary), NDJSON (--json), the byte
+// layout (-x), and the ACL change log (kdissect audit). Each is a
+// capture.Listener; the output contract is in README.md.
+package render
+
+import (
+	"bufio"
+	"io"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/capture"
+	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/reassembly/tlslayer"
+)
+
+// Form is an output form of the main command.
+type Form int
+
+const (
+	Tree    Form = iota // field trees (-x adds the byte layout)
+	Summary             // one line per message
+	JSON                // NDJSON
+)
+
+// Printer writes records in one form. Flush writes what is buffered.
+type Printer struct {
+	w       *bufio.Writer
+	form    Form
+	hexDump bool
+	// follow flushes after every record: a live capture is read as it
+	// comes.
+	follow bool
+	buf    []byte
+	err    error
+}
+
+// NewPrinter returns a printer of form to w; hexDump adds the byte layout
+// to trees; follow writes each record at once (live).
+func NewPrinter(w io.Writer, form Form, hexDump, follow bool) *Printer {
+	return &Printer{w: bufio.NewWriterSize(w, 1<<20), form: form, hexDump: hexDump, follow: follow}
+}
+
+// Flush writes what is buffered and returns the first write error.
+func (p *Printer) Flush() error {
+	if err := p.w.Flush(); err != nil && p.err == nil {
+		p.err = err
+	}
+	return p.err
+}
+
+// Record writes r.
+func (p *Printer) Record(r *capture.Record) {
+	b := p.buf[:0]
+	if p.form == JSON {
+		b = appendRecordJSON(b, r)
+	} else {
+		b = p.appendRecordText(b, r)
+	}
+	p.buf = b
+	if len(b) == 0 {
+		return
+	}
+	if _, err := p.w.Write(b); err != nil && p.err == nil {
+		p.err = err
+	}
+	if p.follow {
+		p.Flush()
+	}
+}
+
+const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+// appendRecordText writes a message's heading (and tree), or a "!!" line.
+// A person reading text is spared what only scripts count: retransmitted
+// bytes, and the sessions that were decrypted (their messages say so).
+func (p *Printer) appendRecordText(b []byte, r *capture.Record) []byte {
+	switch r.Kind {
+	case capture.KindMessage:
+		b = appendHeading(b, r)
+		b = append(b, '\n')
+		if p.form == Summary {
+			return b
+		}
+		m := r.Message
+		b = dissect.AppendText(b, m.Tree)
+		if p.hexDump {
+			b = dissect.AppendHexDump(b, m.Raw, m.Tree)
+		}
+		return append(b, '\n')
+	case capture.KindUnmatched:
+		return appendUnmatchedText(b, r)
+	case capture.KindEvent:
+		switch e := r.Event.(type) {
+		case *reassembly.Retransmission:
+			return b
+		case *reassembly.LayerEvent:
+			if s, ok := e.Value.(*tlslayer.Session); ok && s.Decrypted {
+				return b
+			}
+		}
+	}
+	return appendEventText(b, r)
+}
+
+// appendHeading writes "#N TIME SRC → DST WHAT (peer, latency) by WHO".
+func appendHeading(b []byte, r *capture.Record) []byte {
+	x, m := &r.Exchange, r.Message
+	b = append(b, '#')
+	b = strconv.AppendInt(b, int64(x.Index), 10)
+	b = append(b, ' ')
+	b = r.Time.UTC().AppendFormat(b, timeLayout)
+	b = append(b, ' ')
+	b = appendFlow(b, r.Flow)
+	b = append(b, ' ')
+	b = append(b, dissect.Escape(m.Summary)...)
+	switch {
+	case x.Inferred:
+		b = append(b, " (inferred)"...)
+	case m.Direction == dissect.Response && x.HasLatency:
+		b = append(b, " (request #"...)
+		b = strconv.AppendInt(b, int64(x.Peer), 10)
+		b = append(b, ", "...)
+		b = appendLatency(b, x.Latency)
+		b = append(b, ')')
+	case m.Direction == dissect.Request && x.Peer > 0:
+		b = append(b, " (response #"...)
+		b = strconv.AppendInt(b, int64(x.Peer), 10)
+		b = append(b, ')')
+	}
+	if who := x.Identity.String(); who != "" { // escaped already
+		b = append(b, " by "...)
+		b = append(b, who...)
+	}
+	return b
+}
+
+func appendFlow(b []byte, f reassembly.Flow) []byte {
+	b = f.Src.AppendTo(b)
+	b = append(b, " → "...)
+	return f.Dst.AppendTo(b)
+}
+
+func appendLatency(b []byte, d time.Duration) []byte {
+	return append(b, strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64)+" ms"...)
+}
+
+// appendUnmatchedText writes a response without its request as a "!! " line.
+func appendUnmatchedText(b []byte, r *capture.Record) []byte {
+	u := &r.Unmatched
+	b = append(b, "!! "...)
+	b = r.Time.UTC().AppendFormat(b, timeLayout)
+	b = append(b, " #"...)
+	b = strconv.AppendInt(b, int64(u.Index), 10)
+	b = append(b, ' ')
+	b = appendFlow(b, r.Flow)
+	b = append(b, " response corr="...)
+	b = strconv.AppendInt(b, int64(u.CorrelationID), 10)
+	b = append(b, " unmatched: its request was not captured ("...)
+	b = strconv.AppendInt(b, int64(u.Size), 10)
+	b = append(b, " bytes)"...)
+	return append(b, '\n')
+}
+
+// appendEventText writes a cut frame or an event as a "!! " line.
+func appendEventText(b []byte, r *capture.Record) []byte {
+	b = append(b, "!! "...)
+	b = r.Time.UTC().AppendFormat(b, timeLayout)
+	b = append(b, ' ')
+	switch e := r.Event.(type) {
+	case *reassembly.Gap:
+		b = appendFlowAt(b, e.Flow, e.StreamOffset)
+		b = append(b, "gap: "...)
+		b = appendLength(b, e.Length)
+		b = append(b, " not captured"...)
+	case *reassembly.Unparseable:
+		b = appendFlowAt(b, e.Flow, e.StreamOffset)
+		b = append(b, "unparseable: skipped "...)
+		b = appendLength(b, e.Length)
+		if e.Leading {
+			b = append(b, " before the first frame boundary (capture began mid-connection)"...)
+		} else {
+			b = append(b, " looking for the next frame"...)
+		}
+	case *reassembly.Incomplete:
+		b = appendFlowAt(b, e.Flow, e.StreamOffset)
+		b = append(b, "incomplete frame: "...)
+		b = strconv.AppendInt(b, e.Have, 10)
+		if e.Want >= 0 {
+			b = append(b, " of "...)
+			b = strconv.AppendInt(b, e.Want, 10)
+		}
+		b = append(b, " bytes ("...)
+		b = append(b, e.Reason...)
+		b = append(b, ')')
+		b = appendIncompleteHead(b, e.FromClient, r.Cut)
+	case *reassembly.Retransmission:
+		b = appendFlowAt(b, e.Flow, e.StreamOffset)
+		b = append(b, "retransmission: "...)
+		b = appendLength(b, e.Length)
+	case *reassembly.BufferLimit:
+		b = appendFlowAt(b, e.Flow, e.StreamOffset)
+		b = append(b, "buffer limit: "...)
+		b = appendLength(b, e.Length)
+		b = append(b, " not buffered"...)
+	case *reassembly.Evicted:
+		b = appendFlow(b, r.Flow)
+		b = append(b, " evicted (--max-conns "...)
+		b = strconv.AppendInt(b, int64(e.MaxConns), 10)
+		b = append(b, " reached), idle since "...)
+		b = e.LastSeen.UTC().AppendFormat(b, timeLayout)
+	case *reassembly.PortDetected:
+		b = append(b, "Kafka detected at "...)
+		b = e.Server.AppendTo(b)
+		b = append(b, " (not a --port; its clients send Kafka request headers)"...)
+	case *reassembly.LayerEvent:
+		b = appendLayerText(b, e)
+	}
+	return append(b, '\n')
+}
+
+// appendLayerText writes a TLS layer event after the "!! TIME " lead.
+func appendLayerText(b []byte, e *reassembly.LayerEvent) []byte {
+	switch v := e.Value.(type) {
+	case *tlslayer.Session:
+		b = appendFlow(b, e.Flow)
+		b = append(b, " TLS "...)
+		b = append(b, dissect.Escape(v.Version)...)
+		if v.Cipher != "" {
+			b = append(b, ' ')
+			b = append(b, dissect.Escape(v.Cipher)...)
+		}
+		if v.SNI != "" {
+			b = append(b, " sni="...)
+			b = append(b, dissect.Escape(v.SNI)...)
+		}
+		if v.Decrypted {
+			b = append(b, ": decrypted"...)
+		} else {
+			b = append(b, ": not decrypted, "...)
+			b = append(b, dissect.Escape(v.Reason)...)
+		}
+	case *tlslayer.Problem:
+		b = appendFlowAt(b, e.Flow, v.StreamOffset)
+		b = append(b, "TLS "...)
+		b = append(b, dissect.Escape(v.Kind)...)
+		b = append(b, ": "...)
+		b = append(b, dissect.Escape(v.Message)...)
+	}
+	return b
+}
+
+// appendIncompleteHead names what the captured header of a cut frame says:
+// ", #5 CreateAcls v3 request corr=7 (response #6)".
+func appendIncompleteHead(b []byte, fromClient bool, c dissect.Incomplete) []byte {
+	if c.Index == 0 {
+		return b
+	}
+	b = append(b, ", #"...)
+	b = strconv.AppendInt(b, int64(c.Index), 10)
+	if c.HasAPI {
+		b = append(b, ' ')
+		b = append(b, dissect.APIName(c.APIKey)...)
+		b = append(b, " v"...)
+		b = strconv.AppendInt(b, int64(c.APIVersion), 10)
+	}
+	if fromClient {
+		b = append(b, " request corr="...)
+	} else {
+		b = append(b, " response corr="...)
+	}
+	b = strconv.AppendInt(b, int64(c.CorrelationID), 10)
+	if c.Peer > 0 {
+		if fromClient {
+			b = append(b, " (response #"...)
+		} else {
+			b = append(b, " (request #"...)
+		}
+		b = strconv.AppendInt(b, int64(c.Peer), 10)
+		b = append(b, ')')
+	}
+	return b
+}
+
+func appendFlowAt(b []byte, f reassembly.Flow, off int64) []byte {
+	b = appendFlow(b, f)
+	b = append(b, " @"...)
+	b = strconv.AppendInt(b, off, 10)
+	return append(b, ' ')
+}
+
+func appendLength(b []byte, n int64) []byte {
+	if n < 0 {
+		return append(b, "unknown bytes"...)
+	}
+	b = strconv.AppendInt(b, n, 10)
+	return append(b, " bytes"...)
+}
+
+func appendAddrJSON(b []byte, a netip.AddrPort) []byte {
+	return dissect.AppendJSONString(b, a.String())
+}

@@ -1,0 +1,145 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/capture"
+)
+
+// Feed is the explorer's listener on a capture run: an entry for each
+// message, and the message's bytes, not its tree; the explorer decodes the
+// selected one again on demand (Load).
+type Feed struct {
+	reg     *dissect.Registry
+	entries chan Entry
+	stop    <-chan struct{} // the explorer quit: nobody reads entries
+	mu      sync.Mutex
+	recs    map[int]stored
+	// malformed mirrors the run's answer where the explorer can read it
+	// while the reader still runs (the user may quit first).
+	malformed atomic.Bool
+}
+
+// stored is a listed message's frame and how it was decoded.
+type stored struct {
+	frame []byte
+	opts  dissect.Options
+}
+
+// NewFeed returns a feed whose messages decode again with reg.
+func NewFeed(reg *dissect.Registry) *Feed {
+	return &Feed{reg: reg, entries: make(chan Entry, 1024), recs: map[int]stored{}}
+}
+
+// Record lists a message; other records only count toward malformed (the
+// explorer lists messages).
+func (f *Feed) Record(r *capture.Record) {
+	if r.Malformed {
+		f.malformed.Store(true)
+	}
+	if r.Kind != capture.KindMessage {
+		return
+	}
+	m, x := r.Message, &r.Exchange
+	f.mu.Lock()
+	f.recs[x.Index] = stored{frame: m.Raw, opts: x.Options} // the session's own copy of the frame
+	f.mu.Unlock()
+	e := EntryOf(m)
+	e.HasProblems = r.Malformed
+	e.Index, e.Time, e.Src, e.Dst, e.Peer = x.Index, r.Time, r.Flow.Src.String(), r.Flow.Dst.String(), x.Peer
+	e.Who, e.Identity = x.Identity.String(), x.Identity
+	if r.TLS != nil {
+		e.TLS = "TLS " + r.TLS.Version + " " + r.TLS.Cipher
+	}
+	if e.Peer == 0 || x.PeerCut {
+		e.Peer = -1
+	}
+	select {
+	case f.entries <- e:
+	case <-f.stop:
+	}
+}
+
+// Load decodes a listed message again from its stored bytes.
+func (f *Feed) Load(index int) (*dissect.Message, error) {
+	f.mu.Lock()
+	r, ok := f.recs[index]
+	f.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("message #%d is not in the capture", index)
+	}
+	return f.reg.Decode(r.frame, r.opts), nil
+}
+
+// Reader is a capture being read in the background into the explorer's
+// channels.
+type Reader struct {
+	Load     Loader
+	Entries  <-chan Entry
+	Progress <-chan ProgressMsg
+	feed     *Feed
+	done     chan struct{}
+	err      error
+}
+
+// StartReader starts reading run: an entry for each message, progress
+// reports, and a last report with Finished set before both channels close.
+func StartReader(ctx context.Context, run *capture.Run) *Reader {
+	feed := NewFeed(run.Registry())
+	feed.stop = ctx.Done()
+	pch := make(chan ProgressMsg, 16)
+	rd := &Reader{Load: feed.Load, Entries: feed.entries, Progress: pch, feed: feed, done: make(chan struct{})}
+	var last int64
+	run.OnProgress(func(done, total int64) {
+		if done-last < 1<<20 {
+			return
+		}
+		last = done
+		select {
+		case pch <- ProgressMsg{Done: done, Total: total}:
+		default: // the explorer is busy: it gets the next report
+		}
+	})
+	go func() {
+		_, err := run.Read(ctx, feed)
+		pch <- ProgressMsg{Finished: true, Err: err}
+		close(feed.entries)
+		close(pch)
+		rd.err = err
+		close(rd.done)
+	}()
+	return rd
+}
+
+// Result says whether a malformed record was met and how the reading
+// ended; with wait false it does not wait for the reader, and the error is
+// nil while it runs.
+func (rd *Reader) Result(wait bool) (malformed bool, err error) {
+	if wait {
+		<-rd.done
+	}
+	select {
+	case <-rd.done:
+		return rd.feed.malformed.Load(), rd.err
+	default:
+		return rd.feed.malformed.Load(), nil
+	}
+}
+
+// Explore shows the explorer over run while it is read in the background.
+// The explorer may quit before the reader finishes: the reading's error no
+// longer matters then, and what was read so far says whether it was
+// malformed.
+func Explore(run *capture.Run) (malformed bool, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rd := StartReader(ctx, run)
+	if err := Run(rd.Load, rd.Entries, rd.Progress, Options{Title: run.Title(), Live: run.Live()}); err != nil {
+		return false, err
+	}
+	return rd.Result(false)
+}
