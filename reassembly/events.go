@@ -9,7 +9,12 @@ import (
 // *BufferLimit, *PortDetected, *Evicted, *ConnEnd, *LayerEvent. An event may be kept, but the
 // slices inside it (Frame.Data, Frame.Packets) are valid only during the emit
 // call: the Pipeline reuses their memory.
-type Event interface{ isEvent() }
+type Event interface {
+	isEvent()
+	// EventTime and EventFlow say when and where, whatever the type.
+	EventTime() time.Time
+	EventFlow() Flow
+}
 
 // ConnKey identifies one TCP connection. ID numbers connections from 1 in the
 // order they are first seen, so a reused 4-tuple gets a new key.

@@ -15,7 +15,6 @@ import (
 	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
-
 // principals lists the principal of every NDJSON message line.
 func principals(t *testing.T, out string) []any {
 	t.Helper()

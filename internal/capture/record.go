@@ -83,33 +83,25 @@ func Malformed(r *Record) bool {
 	return false
 }
 
-// eventPlace is where and when a pipeline event happened: the one place
-// that reads them by type for it.
+// eventPlace is where and when a pipeline event happened, and the stream
+// offset of the bytes it is about.
 func eventPlace(e reassembly.Event) (reassembly.Flow, time.Time, int64) {
+	var off int64
 	switch e := e.(type) {
 	case *reassembly.Gap:
-		return e.Flow, e.Time, e.StreamOffset
+		off = e.StreamOffset
 	case *reassembly.Unparseable:
-		return e.Flow, e.Time, e.StreamOffset
+		off = e.StreamOffset
 	case *reassembly.Incomplete:
-		return e.Flow, e.Time, e.StreamOffset
+		off = e.StreamOffset
 	case *reassembly.Retransmission:
-		return e.Flow, e.Time, e.StreamOffset
+		off = e.StreamOffset
 	case *reassembly.BufferLimit:
-		return e.Flow, e.Time, e.StreamOffset
-	case *reassembly.PortDetected:
-		return reassembly.Flow{}, e.Time, 0
-	case *reassembly.Evicted:
-		f := reassembly.Flow{Conn: e.Conn, ConnID: e.ConnID, FromClient: true, Src: e.Conn.Client, Dst: e.Conn.Server}
-		return f, e.Time, 0
+		off = e.StreamOffset
 	case *reassembly.LayerEvent:
-		off := int64(0)
 		if p, ok := e.Value.(*tlslayer.Problem); ok {
 			off = p.StreamOffset
 		}
-		return e.Flow, e.Time, off
-	case *reassembly.ConnEnd:
-		return reassembly.Flow{Conn: e.Conn, ConnID: e.ConnID, Src: e.Conn.Client, Dst: e.Conn.Server}, e.Time, 0
 	}
-	return reassembly.Flow{}, time.Time{}, 0
+	return e.EventFlow(), e.EventTime(), off
 }

@@ -50,8 +50,7 @@ func (s *session) stopped() bool { return s.limit > 0 && s.handed >= s.limit }
 func (s *session) flush() { s.lib.Flush() }
 
 func (s *session) pass(e reassembly.Event) {
-	_, t, _ := eventPlace(e)
-	s.lib.Pass(origin{event: e, file: s.file}, t)
+	s.lib.Pass(origin{event: e, file: s.file}, e.EventTime())
 }
 
 func (s *session) event(e reassembly.Event) {
