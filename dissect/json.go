@@ -137,8 +137,8 @@ func appendValueJSON(dst []byte, n *Node) []byte {
 // C1), format characters (Unicode category Cf: bidi overrides and
 // isolates, zero-width characters, the BOM) and the JavaScript line
 // separators are written as \uXXXX: the parsed value is unchanged, but
-// `jq -r` or a log viewer showing the raw line never hands them to a
-// terminal, where they would reorder or hide text.
+// the line itself, shown by cat, tail -f or a log viewer, never hands
+// them to a terminal, where they would reorder or hide text.
 func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0

@@ -179,3 +179,29 @@ func TestKeyLogReloadNeverWaits(t *testing.T) {
 		t.Fatal("Reload waits for a writer of the FIFO now at the path")
 	}
 }
+
+// A file is read as a stream too: a first line of 200 MB (a sparse file: nothing on disk) costs no
+// more than the read buffer, and the secret after it is read, in a live capture (Follow) as well.
+func TestKeyLogFileIsReadAsAStream(t *testing.T) {
+	for _, follow := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "sparse.keylog")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Truncate(200 << 20)
+		f.WriteAt([]byte("\nCLIENT_RANDOM "+cr1+" "+s48+"\n"), 200<<20)
+		f.Close()
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		k, err := LoadKeyLogs(context.Background(), KeyLogOptions{Follow: follow}, path)
+		runtime.ReadMemStats(&after)
+		if err != nil || k.Len() != 1 || k.Skipped() != 1 {
+			t.Errorf("follow %v: Len %d, Skipped %d, %v", follow, k.Len(), k.Skipped(), err)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+			t.Errorf("follow %v: reading 200 MB allocated %d bytes", follow, got)
+		}
+	}
+}
