@@ -75,7 +75,13 @@ func Open(o Options, files []string, stdin io.Reader) (*Run, error) {
 		return nil, usagef("--port: %v", err)
 	}
 	r := &Run{opts: o, ports: ports}
-	if r.keys, err = loadKeyLog(o.KeyLogs, o.Iface != ""); err != nil {
+	// A key log that is a FIFO or a pipe makes Open wait for its writer:
+	// Ctrl-C must end that wait, also when SIGINT was ignored on entry (a
+	// job a script starts in the background).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	r.keys, err = loadKeyLog(ctx, o.KeyLogs, o.Iface != "")
+	stop()
+	if err != nil {
 		return nil, err
 	}
 	if r.reg, err = LoadRegistry(o.SchemaDir); err != nil {
@@ -104,11 +110,13 @@ func Open(o Options, files []string, stdin io.Reader) (*Run, error) {
 	return r, nil
 }
 
-func loadKeyLog(paths []string, live bool) (*tlsdec.KeyLog, error) {
+func loadKeyLog(ctx context.Context, paths []string, live bool) (*tlsdec.KeyLog, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	k, err := tlsdec.LoadKeyLogFiles(paths...)
+	// A live capture reads the files again when a client random has no
+	// secrets yet: the clients write their key log while kdissect watches.
+	k, err := tlsdec.LoadKeyLogs(ctx, tlsdec.KeyLogOptions{Follow: live}, paths...)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -116,9 +124,6 @@ func loadKeyLog(paths []string, live bool) (*tlsdec.KeyLog, error) {
 		}
 		return nil, fmt.Errorf("--tls-keylog: %v", err)
 	}
-	// A live capture reads them again when a client random has no secrets
-	// yet: the clients write their key log while kdissect watches.
-	k.SetAutoReload(live)
 	return k, nil
 }
 

@@ -76,7 +76,11 @@ func (s *session) event(e reassembly.Event) {
 			}
 			s.pass(e)
 		case *tlslayer.ClientCert:
-			s.lib.SetTLSIdentity(e.ConnID, v.DN)
+			if v.Unreadable {
+				s.lib.SetTLSIdentityUnknown(e.ConnID)
+			} else {
+				s.lib.SetTLSIdentity(e.ConnID, v.DN)
+			}
 		default:
 			s.pass(e)
 		}
