@@ -77,12 +77,16 @@
 // # Layers
 //
 // With Config.NewLayer, the in-order bytes of both directions of a
-// connection are held (at most 64 KiB each) until NewLayer has seen the
-// client's first 16 bytes (or fewer, when a gap or the end comes first);
+// connection are held (at most 64 KiB each, within the buffer caps) until
+// NewLayer has seen the client's first 16 bytes (or fewer, when a gap or
+// the end comes first);
 // its Layer, if any, then gets them and everything after, and its output is
 // framed as above: frame offsets, gaps and packet numbers are the Layer's.
 // Gap, Retransmission and BufferLimit events still describe the TCP stream;
 // the raw bytes of a layered connection are never reported Unparseable.
+// What a Layer buffers (LayerOutput.Hold) counts against MaxConnBuffer and
+// MaxTotalBuffer like out-of-order data and frame bodies; a refusal is a
+// BufferLimit event at the TCP offset of the bytes it would have held.
 //
 // # TCP
 //

@@ -269,6 +269,12 @@ func checkBuffers(t *testing.T, p *Pipeline) {
 			}
 			sum += h.buffered()
 		}
+		if cl := p.layers[c]; cl != nil {
+			if cl.held[0] < 0 || cl.held[1] < 0 {
+				t.Fatalf("conn %d: its layer holds %v bytes", c.key.ID, cl.held)
+			}
+			sum += cl.bytes()
+		}
 	}
 	if sum != p.buffered {
 		t.Fatalf("pipeline counts %d bytes buffered, connections hold %d", p.buffered, sum)

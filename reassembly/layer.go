@@ -35,6 +35,14 @@ type LayerOutput interface {
 	// Event reports something of the layer's own (e.g. a TLS session, a
 	// record that failed authentication), emitted as a *LayerEvent.
 	Event(fromClient bool, ts time.Time, v any)
+	// Hold asks to buffer n more bytes of a direction's input (n < 0: gives
+	// n back, always granted), buffered from TCP stream offset off, under
+	// the caps that bound out-of-order segments and frame bodies
+	// (Config.MaxConnBuffer, MaxTotalBuffer). When a cap refuses, it
+	// reports a BufferLimit event and false: the Layer must do without
+	// those bytes. What a Layer holds when its connection ends is taken
+	// back by the Pipeline.
+	Hold(fromClient bool, off int64, n int, ts time.Time) bool
 }
 
 // LayerEvent carries a Layer's own report to the Pipeline's emit.
@@ -55,14 +63,52 @@ const (
 )
 
 // connLayer is a connection's Layer state, kept in Pipeline.layers (a conn
-// stays small: most connections have none). Until NewLayer answers, the
-// ordered streams of both directions are held in pre, indexed by dir.
+// stays small: most connections have none), indexed by dir.
 type connLayer struct {
-	l        Layer
+	l    Layer
+	held [2]int // what l holds against the buffer caps (LayerOutput.Hold)
+	// wait holds the ordered streams of both directions until NewLayer
+	// answers; a client whose first bytes come whole needs none.
+	wait *layerWait
+}
+
+type layerWait struct {
 	pre      [2][]preItem
-	preBytes [2]int
-	first    int  // client bytes held from the start without a gap
-	cut      bool // the client's first bytes ended at a gap
+	preBytes [2]int // also counted against the buffer caps
+	first    int    // client bytes held from the start without a gap
+	cut      bool   // the client's first bytes ended at a gap
+}
+
+// bytes is what the connection's Layer state holds against the caps.
+func (cl *connLayer) bytes() int {
+	n := cl.held[0] + cl.held[1]
+	if w := cl.wait; w != nil {
+		n += w.preBytes[0] + w.preBytes[1]
+	}
+	return n
+}
+
+// dropLayer forgets c's Layer state, and what it held.
+func (p *Pipeline) dropLayer(c *conn) {
+	if cl := p.layers[c]; cl != nil {
+		p.buffered -= cl.bytes()
+		delete(p.layers, c)
+	}
+}
+
+// overCap reports whether n more bytes buffered for c would exceed a cap.
+func (c *conn) overCap(n int) bool {
+	p := c.p
+	return c.buffered()+n > p.cfg.MaxConnBuffer || p.buffered+n > p.cfg.MaxTotalBuffer
+}
+
+// flow is the Flow of c's direction.
+func (c *conn) flow(fromClient bool) Flow {
+	f := Flow{Conn: c.key, ConnID: c.key.ID, FromClient: fromClient, Src: c.key.Client, Dst: c.key.Server}
+	if !fromClient {
+		f.Src, f.Dst = f.Dst, f.Src
+	}
+	return f
 }
 
 // preItem is a piece of a held ordered stream: bytes, or a gap when data is
@@ -113,11 +159,33 @@ func (o layerOut) Event(fromClient bool, ts time.Time, v any) {
 	if !c.decided {
 		return
 	}
-	f := Flow{Conn: c.key, ConnID: c.key.ID, FromClient: fromClient, Src: c.key.Client, Dst: c.key.Server}
-	if !fromClient {
-		f.Src, f.Dst = f.Dst, f.Src
+	c.p.emit(&LayerEvent{Flow: c.flow(fromClient), Time: ts, Value: v})
+}
+
+func (o layerOut) Hold(fromClient bool, off int64, n int, ts time.Time) bool {
+	c := o.c
+	p := c.p
+	cl := p.layers[c]
+	if cl == nil {
+		return n <= 0 // ended: what it held was taken back
 	}
-	c.p.emit(&LayerEvent{Flow: f, Time: ts, Value: v})
+	d := dir(fromClient)
+	if n <= 0 {
+		n = min(-n, cl.held[d])
+		cl.held[d] -= n
+		p.buffered -= n
+		return true
+	}
+	if c.overCap(n) {
+		p.stats.BufferLimits++
+		if c.decided {
+			p.emit(&BufferLimit{Flow: c.flow(fromClient), StreamOffset: off, Length: int64(n), Time: ts})
+		}
+		return false
+	}
+	cl.held[d] += n
+	p.buffered += n
+	return true
 }
 
 // layerData takes in-order bytes of a layered connection: held until
@@ -142,23 +210,33 @@ func (h *half) layerData(data []byte, off int64, pkt int, ts time.Time) {
 		cl.l.Feed(h.fromClient, off, data, pkt, ts, layerOut{c})
 		return
 	}
+	w := cl.waiting()
 	d := dir(h.fromClient)
-	// Past the cap NewLayer is asked at once, unless these bytes are the
-	// client's first ones it must see.
-	if cl.preBytes[d]+len(data) > layerHold && !(h.fromClient && !cl.cut && cl.first < layerFirst) {
+	// Past layerHold or the buffer caps NewLayer is asked at once, unless
+	// these bytes are the client's first ones it must see.
+	if (w.preBytes[d]+len(data) > layerHold || c.overCap(len(data))) && !(h.fromClient && !w.cut && w.first < layerFirst) {
 		c.p.askLayer(c, ts)
 		h.stream(data, off, pkt, ts)
 		return
 	}
 	c.p.preSeq++
-	cl.pre[d] = append(cl.pre[d], preItem{seq: c.p.preSeq, off: off, n: int64(len(data)), data: slices.Clone(data), pkt: pkt, ts: ts})
-	cl.preBytes[d] += len(data)
-	if h.fromClient && !cl.cut {
-		cl.first += len(data)
-		if cl.first >= layerFirst {
+	w.pre[d] = append(w.pre[d], preItem{seq: c.p.preSeq, off: off, n: int64(len(data)), data: slices.Clone(data), pkt: pkt, ts: ts})
+	w.preBytes[d] += len(data)
+	c.p.buffered += len(data)
+	if h.fromClient && !w.cut {
+		w.first += len(data)
+		if w.first >= layerFirst {
 			c.p.askLayer(c, ts)
 		}
 	}
+}
+
+// waiting is the hold of c's streams until NewLayer answers.
+func (cl *connLayer) waiting() *layerWait {
+	if cl.wait == nil {
+		cl.wait = new(layerWait)
+	}
+	return cl.wait
 }
 
 // layerGap takes a gap of a layered connection's TCP stream.
@@ -172,12 +250,13 @@ func (h *half) layerGap(off, n int64, ts time.Time) {
 		cl.l.Gap(h.fromClient, off, n, ts, layerOut{c})
 		return
 	}
+	w := cl.waiting()
 	d := dir(h.fromClient)
 	c.p.preSeq++
-	cl.pre[d] = append(cl.pre[d], preItem{seq: c.p.preSeq, off: off, n: n, ts: ts})
+	w.pre[d] = append(w.pre[d], preItem{seq: c.p.preSeq, off: off, n: n, ts: ts})
 	if h.fromClient {
 		// The client's first bytes end here: NewLayer gets what came.
-		cl.cut = true
+		w.cut = true
 		c.p.askLayer(c, ts)
 	}
 }
@@ -240,8 +319,9 @@ func (p *Pipeline) newLayer(c *conn, first []byte, ts time.Time) Layer {
 // still probing makes it followed.
 func (p *Pipeline) askLayer(c *conn, ts time.Time) {
 	cl := p.layers[c]
+	w := cl.waiting()
 	var first []byte
-	for _, it := range cl.pre[0] {
+	for _, it := range w.pre[0] {
 		if it.data == nil {
 			break
 		}
@@ -262,17 +342,18 @@ func (p *Pipeline) askLayer(c *conn, ts time.Time) {
 	// waits for it.
 	for {
 		d := -1
-		for i := range cl.pre {
-			if len(cl.pre[i]) > 0 && (d < 0 || cl.pre[i][0].seq < cl.pre[d][0].seq) {
+		for i := range w.pre {
+			if len(w.pre[i]) > 0 && (d < 0 || w.pre[i][0].seq < w.pre[d][0].seq) {
 				d = i
 			}
 		}
 		if d < 0 {
 			break
 		}
-		it := cl.pre[d][0]
-		cl.pre[d] = cl.pre[d][1:]
-		cl.preBytes[d] -= len(it.data)
+		it := w.pre[d][0]
+		w.pre[d] = w.pre[d][1:]
+		w.preBytes[d] -= len(it.data)
+		p.buffered -= len(it.data)
 		h := hs[d]
 		switch {
 		case h == nil || h.ord.closed:
@@ -284,9 +365,9 @@ func (p *Pipeline) askLayer(c *conn, ts time.Time) {
 			h.fr.frameGap(it.off, it.n, it.ts)
 		}
 	}
-	cl.pre, cl.preBytes = [2][]preItem{}, [2]int{}
+	cl.wait = nil
 	if l == nil {
-		delete(p.layers, c)
+		p.dropLayer(c)
 	}
 }
 
@@ -294,5 +375,5 @@ func (p *Pipeline) askLayer(c *conn, ts time.Time) {
 // been asked about yet.
 func (h *half) layerHeld() bool {
 	cl := h.c.p.layers[h.c]
-	return cl != nil && len(cl.pre[dir(h.fromClient)]) > 0
+	return cl != nil && cl.wait != nil && len(cl.wait.pre[dir(h.fromClient)]) > 0
 }

@@ -229,12 +229,18 @@ func (h *half) overCap() bool {
 }
 
 // buffered is what the connection holds against MaxConnBuffer: out-of-order
-// segments and reserved frame bodies of both directions.
+// segments and reserved frame bodies of both directions, and what its
+// Layer holds.
 func (c *conn) buffered() int {
 	n := 0
 	for _, h := range c.h {
 		if h != nil {
 			n += h.buffered()
+		}
+	}
+	if c.layered {
+		if cl := c.p.layers[c]; cl != nil {
+			n += cl.bytes()
 		}
 	}
 	return n

@@ -205,6 +205,11 @@ func NewPipeline(cfg Config, emit func(Event)) *Pipeline {
 // Stats returns the counters so far.
 func (p *Pipeline) Stats() Stats { return p.stats }
 
+// Buffered is how many bytes the Pipeline holds now against
+// Config.MaxTotalBuffer: out-of-order segments, frame bodies being
+// collected, and what Layers hold.
+func (p *Pipeline) Buffered() int { return p.buffered }
+
 // Packet feeds one captured packet. data may be reused by the caller after
 // the call returns. Packets are numbered from 1 in feed order.
 func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkType) {
@@ -379,7 +384,7 @@ func (p *Pipeline) removeConn(c *conn) {
 		}
 	}
 	if c.layered {
-		delete(p.layers, c)
+		p.dropLayer(c)
 		c.layered = false
 	}
 }
@@ -403,7 +408,7 @@ func (p *Pipeline) endConn(c *conn, reason string, ts time.Time, reset bool) {
 		}
 	}
 	if c.layered {
-		delete(p.layers, c)
+		p.dropLayer(c)
 		c.layered = false
 	}
 	if c.decided {

@@ -26,8 +26,9 @@ func (c *collector) Data(fromClient bool, off int64, data []byte, pkt int, ts ti
 	}
 	c.plain[d] = append(c.plain[d], data...)
 }
-func (c *collector) Gap(bool, int64, int64, time.Time) {}
-func (c *collector) Event(_ bool, _ time.Time, v any)  { c.events = append(c.events, v) }
+func (c *collector) Gap(bool, int64, int64, time.Time)     {}
+func (c *collector) Event(_ bool, _ time.Time, v any)      { c.events = append(c.events, v) }
+func (c *collector) Hold(bool, int64, int, time.Time) bool { return true }
 
 // subjectCN is a Name of one RDN, CN with the given tag and bytes.
 func subjectCN(tag cbasn1.Tag, cn string) []byte {
