@@ -48,42 +48,59 @@ type Problem struct {
 
 // NewFactory returns a reassembly.Config.NewLayer that decrypts every
 // connection whose client starts with a ClientHello, with the secrets of
-// keys (nil: none; the connections are still reported).
+// keys (nil: none; the connections are still reported). What they buffer
+// is held against the Pipeline's buffer caps (LayerOutput.Hold), and they
+// share their decryption buffers: a factory serves one Pipeline.
 func NewFactory(keys *tlsdec.KeyLog) func(reassembly.Flow, []byte) reassembly.Layer {
+	sh := tlsdec.NewShared()
 	return func(_ reassembly.Flow, first []byte) reassembly.Layer {
 		if !tlsdec.LooksLikeTLS(first) {
 			return nil
 		}
-		return &layer{c: tlsdec.NewConn(keys)}
+		l := new(layer)
+		l.c = tlsdec.NewConnWith(keys, sh, l)
+		return l
 	}
 }
 
 // marks is how many (offset, packet) pairs a direction remembers to name
-// the packet that completed a record: records complete in the packet being
-// fed except when held for the other direction's hello.
+// the packet that completed a record. Records complete in the packet being
+// fed, except those of bytes tlsdec holds (waiting for the other
+// direction's hello, or scanned after a gap): only while it holds some are
+// earlier packets remembered.
 const marks = 32
 
 type mark struct {
 	off int64
 	pkt int
-	ts  time.Time
+	ts  int64 // capture nanoseconds: there may be a million of them
 }
 
 type dir struct {
-	ring    [marks]mark
-	n       int   // marks written
-	plain   int64 // end of the plaintext handed out
-	lost    bool  // the framer was told of a gap since the last plaintext
+	last    mark   // the packet fed last
+	held    []mark // earlier packets with bytes tlsdec holds, oldest first
+	plain   int64  // end of the plaintext handed out
+	lost    bool   // the framer was told of a gap since the last plaintext
 	started bool
 }
 
+// layer is one connection's: its size counts, there may be a million.
 type layer struct {
 	c        *tlsdec.Conn
 	d        [2]dir
-	out      reassembly.LayerOutput
-	ts       time.Time
+	out      reassembly.LayerOutput // of the call under way
+	now      int64                  // capture nanoseconds of the call under way
+	loc      *time.Location         // of the capture's times, to rebuild them from nanoseconds
 	certSent bool
 	emitFn   func(tlsdec.Output)
+}
+
+// at is the call under way's time.
+func (l *layer) at() time.Time { return time.Unix(0, l.now).In(l.loc) }
+
+// enter records the output and time of a call.
+func (l *layer) enter(out reassembly.LayerOutput, ts time.Time) {
+	l.out, l.now, l.loc = out, ts.UnixNano(), ts.Location()
 }
 
 func (l *layer) dir(fromClient bool) *dir {
@@ -93,29 +110,73 @@ func (l *layer) dir(fromClient bool) *dir {
 	return &l.d[1]
 }
 
-// packetAt names the packet that carried TCP offset off of a direction.
-func (d *dir) packetAt(off int64) (int, time.Time) {
-	lo := max(0, d.n-marks)
-	for i := d.n - 1; i >= lo; i-- {
-		if m := d.ring[i%marks]; m.off <= off {
-			return m.pkt, m.ts
+// packetAt names the packet that carried TCP offset off of a direction, and
+// when it was captured: an offset older than what is remembered is named by
+// the oldest packet kept.
+func (d *dir) packetAt(off int64) (int, int64) {
+	m := d.last
+	for i := len(d.held) - 1; i >= 0 && m.off > off; i-- {
+		m = d.held[i]
+	}
+	return m.pkt, m.ts
+}
+
+// packetAt is dir.packetAt with the time as the capture gave it.
+func (l *layer) packetAt(fromClient bool, off int64) (int, time.Time) {
+	pkt, ns := l.dir(fromClient).packetAt(off)
+	return pkt, time.Unix(0, ns).In(l.loc)
+}
+
+// fed records the packet of the next bytes of a direction; held is what
+// tlsdec held of it before them.
+func (d *dir) fed(m mark, held bool) {
+	if held && d.last.pkt != 0 {
+		if len(d.held) == marks {
+			d.held = append(d.held[:0], d.held[1:]...)
+		}
+		d.held = append(d.held, d.last)
+	}
+	d.last = m
+}
+
+// settle forgets the packets whose bytes tlsdec no longer holds: it holds
+// at most the held bytes before end.
+func (d *dir) settle(end int64, held int) {
+	if held == 0 {
+		d.held = nil
+		return
+	}
+	// A packet is needed while the next one starts after the first byte held.
+	start := end - int64(held)
+	k := 0
+	for ; k < len(d.held); k++ {
+		next := d.last.off
+		if k+1 < len(d.held) {
+			next = d.held[k+1].off
+		}
+		if next > start {
+			break
 		}
 	}
-	m := d.ring[lo%marks]
-	return m.pkt, m.ts
+	d.held = d.held[:copy(d.held, d.held[k:])]
 }
 
 func (l *layer) Feed(fromClient bool, off int64, data []byte, pkt int, ts time.Time, out reassembly.LayerOutput) {
 	d := l.dir(fromClient)
-	d.ring[d.n%marks] = mark{off, pkt, ts}
-	d.n++
-	l.out, l.ts = out, ts
+	d.fed(mark{off, pkt, ts.UnixNano()}, l.c.Held(fromClient) > 0)
+	l.enter(out, ts)
 	l.c.Feed(fromClient, data, l.emit())
+	d.settle(off+int64(len(data)), l.c.Held(fromClient))
 	l.checkCert(ts)
 }
 
+// Hold puts what tlsdec buffers under the Pipeline's buffer caps.
+func (l *layer) Hold(fromClient bool, pos int64, n int) bool {
+	return l.out.Hold(fromClient, pos, n, l.at())
+}
+
 func (l *layer) Gap(fromClient bool, off, n int64, ts time.Time, out reassembly.LayerOutput) {
-	l.out, l.ts = out, ts
+	l.enter(out, ts)
 	l.c.Gap(fromClient, n, l.emit())
 	l.lose(fromClient, ts)
 }
@@ -130,7 +191,7 @@ func (l *layer) lose(fromClient bool, ts time.Time) {
 }
 
 func (l *layer) End(reason string, ts time.Time, out reassembly.LayerOutput) {
-	l.out, l.ts = out, ts
+	l.enter(out, ts)
 	l.c.End(l.emit())
 }
 
@@ -145,18 +206,22 @@ func (l *layer) output(o tlsdec.Output) {
 	d := l.dir(o.FromClient)
 	switch o.Kind {
 	case tlsdec.KindData:
-		pkt, ts := d.packetAt(o.Pos + int64(o.RecordLen) - 1)
+		pkt, ts := l.packetAt(o.FromClient, o.Pos+int64(o.RecordLen)-1)
 		l.checkCert(ts) // the identity must be known before the first frame
 		d.lost, d.started = false, true
 		d.plain = o.Offset + int64(len(o.Data))
 		l.out.Data(o.FromClient, o.Offset, o.Data, pkt, ts)
 	case tlsdec.KindSession:
 		in := l.c.Info()
-		l.out.Event(true, l.ts, &Session{Version: in.Version, Cipher: in.Cipher, SNI: in.SNI,
+		l.out.Event(true, l.at(), &Session{Version: in.Version, Cipher: in.Cipher, SNI: in.SNI,
 			ClientRandom: in.ClientRandom, Decrypted: in.Decrypted, Reason: in.Reason})
 	case tlsdec.KindProblem:
-		_, ts := d.packetAt(o.Pos)
+		_, ts := l.packetAt(o.FromClient, o.Pos)
 		l.out.Event(o.FromClient, ts, &Problem{StreamOffset: o.Pos, Kind: o.Problem.String(), Message: o.Message})
+		l.lose(o.FromClient, ts)
+	case tlsdec.KindLimit:
+		// The Pipeline reported the BufferLimit when it refused.
+		_, ts := l.packetAt(o.FromClient, o.Pos)
 		l.lose(o.FromClient, ts)
 	}
 }
@@ -179,7 +244,7 @@ func (l *layer) checkCert(ts time.Time) {
 			l.out.Event(true, ts, &ClientCert{DN: dn})
 			return
 		}
-		_, at := l.d[0].packetAt(in.ClientCertPos)
+		_, at := l.packetAt(true, in.ClientCertPos)
 		l.out.Event(true, at, &Problem{StreamOffset: in.ClientCertPos, Kind: ProblemUnreadableCert,
 			Message: "the client certificate's subject cannot be read (" + err.Error() + "): who the client is, is unknown"})
 	}

@@ -21,13 +21,17 @@ func TestFactoryTakesOnlyClientHellos(t *testing.T) {
 	}
 }
 
+// A packet is remembered while tlsdec holds bytes it carried, up to marks
+// packets: a record completed by bytes held (waiting for the other
+// direction's hello) is named by the packet that carried its last byte.
 func TestPacketAtNamesTheCarryingPacket(t *testing.T) {
 	var d dir
 	t0 := time.Unix(0, 0)
-	// Packets 10, 11, ... of 100 bytes each, more than the ring holds.
+	// Packets 10, 11, ... of 100 bytes each, more than are remembered, all
+	// of them held.
 	for i := 0; i < marks+8; i++ {
-		d.ring[d.n%marks] = mark{int64(100 * i), 10 + i, t0.Add(time.Duration(i))}
-		d.n++
+		d.fed(mark{int64(100 * i), 10 + i, t0.Add(time.Duration(i)).UnixNano()}, i > 0)
+		d.settle(int64(100*(i+1)), 100*(i+1))
 	}
 	for _, c := range []struct {
 		off  int64
@@ -36,11 +40,23 @@ func TestPacketAtNamesTheCarryingPacket(t *testing.T) {
 		{100*(marks+7) + 99, 10 + marks + 7}, // the last byte of the last packet
 		{100 * (marks + 7), 10 + marks + 7},
 		{100*10 + 50, 20},
-		{100 * 8, 18}, // the oldest mark kept
-		{0, 18},       // older than the ring: its oldest packet
+		{100 * 7, 17}, // the oldest packet remembered
+		{0, 17},       // older than those: the oldest
 	} {
 		if got, _ := d.packetAt(c.off); got != c.want {
 			t.Errorf("packetAt(%d) = %d, want %d", c.off, got, c.want)
 		}
+	}
+	// Once tlsdec holds only the last 150 bytes, the packets before the one
+	// carrying the first of them are forgotten; once it holds nothing, all
+	// but the last.
+	end := int64(100 * (marks + 8))
+	d.settle(end, 150)
+	if len(d.held) != 1 || d.held[0].pkt != 10+marks+6 {
+		t.Errorf("holding 150 bytes, remembers %v", d.held)
+	}
+	d.settle(end, 0)
+	if len(d.held) != 0 || d.last.pkt != 10+marks+7 {
+		t.Errorf("holding nothing, remembers %v and %v", d.held, d.last)
 	}
 }

@@ -59,6 +59,11 @@ const (
 	KindResync
 	// KindAlert is a TLS alert (in clear or decrypted).
 	KindAlert
+	// KindLimit: the Budget refused to buffer bytes of this direction: the record at Pos (RecordLen
+	// bytes on the wire) was passed over, or, with RecordLen 0, the direction gave up waiting for the
+	// other one's hello. The plaintext on its two sides is not contiguous, as after a KindProblem,
+	// but nothing was wrong with the bytes.
+	KindLimit
 )
 
 // Problem classifies a KindProblem.
@@ -107,14 +112,15 @@ type Info struct {
 	SNI           string
 	ALPN          []string // offered by the client
 	ClientRandom  string   // hex
-	Decrypted     bool     // keys were found and no record failed authentication
 	Reason        string   // why not Decrypted, e.g. "no key for client random 1a2b…"
 	ClientCertDER [][]byte // the client's certificate chain (mTLS), leaf first; read only
-	Resumed       bool     // TLS 1.2 abbreviated handshake or TLS 1.3 PSK
-	HelloRetry    bool
-	KeyUpdates    int
-	Tickets       int
-	Records       int // records seen in both directions, decrypted or not
+	// The flags are together, so that a million connections' Info take less room.
+	Decrypted  bool // keys were found and no record failed authentication
+	Resumed    bool // TLS 1.2 abbreviated handshake or TLS 1.3 PSK
+	HelloRetry bool
+	KeyUpdates int
+	Tickets    int
+	Records    int // records seen in both directions, decrypted or not
 
 	// ClientCertUnread: the client sent a Certificate message that could not be read (malformed, or
 	// above the size handshake messages are read to): it may have named a certificate, so who the
@@ -146,59 +152,72 @@ const (
 )
 
 type direction struct {
-	client bool
-	state  dirState
-	pos    int64 // bytes of this direction consumed (and lost in gaps)
+	client     bool
+	state      dirState
+	ccs        bool  // TLS 1.2: ChangeCipherSpec seen, everything after is encrypted
+	earlyPhase bool  // TLS 1.3 client: records may still be 0-RTT data
+	appKeys    bool  // the application data key is in use: the handshake is over
+	blocked    bool  // waiting for the other direction's hello: bytes go to queue
+	hdrN       uint8 // bytes of hdr read
+	after      uint8
+	earlySkips uint8
+	hdr        [recordHeaderLen]byte
 
-	hdr    [recordHeaderLen]byte
-	hdrN   int
-	recPos int64
-	need   int
-	body   []byte
-	skip   int // bytes of an undecryptable record still to pass over
-
-	ccs        bool          // TLS 1.2: ChangeCipherSpec seen, everything after is encrypted
-	cipher     *recordCipher // current read key
-	pending    *recordCipher // TLS 1.2: key taking over at ChangeCipherSpec
-	appSecret  []byte        // TLS 1.3: current application traffic secret
-	early      *recordCipher // TLS 1.3 client: 0-RTT key
-	earlyPhase bool          // TLS 1.3 client: records may still be 0-RTT data
-	earlySkips int
-	after      int
-
-	hs     []byte
-	hsSkip int
-
+	pos      int64 // bytes of this direction consumed (and lost in gaps)
+	recPos   int64
 	plainOff int64
+	need     int
+	skip     int // bytes of an undecryptable record still to pass over
+	hsSkip   int
+	held     int    // bytes held against the Budget: cap of body, hs, queue and scan
+	body     []byte // a record split across Feeds, while it is collected (Shared.recordBuf)
+	hs       []byte
+	queue    []byte
 
-	blocked bool
-	queue   []byte
+	cipher  *recordCipher // current read key
+	pending *recordCipher // TLS 1.2: key taking over at ChangeCipherSpec
+	early   *recordCipher // TLS 1.3 client: 0-RTT key
 
+	// While looking for a record boundary (stDesync); allocated then.
+	*desync
+}
+
+// desync is what a direction looks for a record boundary with, after a gap or a problem.
+type desync struct {
 	scan        []byte
 	scanPos     int64
 	scanSkipped int64
 	resyncFails int
-	scratch     []byte
 }
 
 // Conn decrypts one TCP connection. It is not safe for concurrent use.
 type Conn struct {
 	keys    *KeyLog
+	bufs    *Shared
+	budget  Budget
 	dirs    [2]direction // client, server
 	ch      *clientHello
 	sh      *serverHello
 	version uint16
 	suite   *suite
 	ks      keyState
-	master  []byte // TLS 1.2
+	master  []byte     // TLS 1.2
+	app     *[2][]byte // TLS 1.3: each direction's current application traffic secret, once known
 	okRecs  int
 	info    Info
 }
 
 // NewConn returns a Conn that looks its secrets up in keys (which may be nil: nothing is decrypted,
-// records are counted).
-func NewConn(keys *KeyLog) *Conn {
-	c := &Conn{keys: keys}
+// records are counted), with buffers of its own and no budget.
+func NewConn(keys *KeyLog) *Conn { return NewConnWith(keys, nil, nil) }
+
+// NewConnWith is NewConn with buffers shared with other Conns (nil: its own) and a Budget that
+// accounts what it buffers (nil: none).
+func NewConnWith(keys *KeyLog, sh *Shared, b Budget) *Conn {
+	if sh == nil {
+		sh = NewShared()
+	}
+	c := &Conn{keys: keys, bufs: sh, budget: b}
 	c.dirs[0].client = true
 	return c
 }
@@ -214,6 +233,17 @@ func (c *Conn) dir(fromClient bool) *direction {
 }
 
 func (c *Conn) tls13() bool { return c.version == versionTLS13 }
+
+// appSecret is d's TLS 1.3 application traffic secret, nil before the keys are known.
+func (c *Conn) appSecret(d *direction) *[]byte {
+	if c.app == nil {
+		return nil
+	}
+	if d.client {
+		return &c.app[0]
+	}
+	return &c.app[1]
+}
 
 // Feed gives Conn the next bytes of one direction, in order, in any chunking. out receives decrypted
 // data and events, possibly of the other direction too (its records may have waited for this one's
@@ -240,8 +270,7 @@ func (c *Conn) Gap(fromClient bool, lost int64, out func(Output)) {
 	if d.blocked {
 		out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.pos, Problem: ProblemBacklog,
 			Message: "bytes were lost while this direction waited for the other one's TLS hello"})
-		d.pos += int64(len(d.queue))
-		d.queue, d.blocked, d.state = nil, false, stDead
+		c.giveUp(d)
 	}
 	if d.state == stDead {
 		if lost > 0 {
@@ -251,8 +280,9 @@ func (c *Conn) Gap(fromClient bool, lost int64, out func(Output)) {
 	}
 	c.truncated(d, "a gap", out)
 	d.hdrN, d.skip, d.need = 0, 0, 0
-	d.body = d.body[:0]
-	d.hs, d.hsSkip = d.hs[:0], 0
+	c.freeBody(d)
+	c.free(d, &d.hs)
+	d.hsSkip = 0
 	if lost > 0 {
 		d.pos += lost
 	}
@@ -265,7 +295,7 @@ func (c *Conn) truncated(d *direction, by string, out func(Output)) {
 	if d.state != stNormal || d.hdrN == 0 {
 		return
 	}
-	have, want := d.hdrN, -1
+	have, want := int(d.hdrN), -1
 	if d.hdrN == recordHeaderLen {
 		want = recordHeaderLen + int(binary.BigEndian.Uint16(d.hdr[3:]))
 		have = recordHeaderLen + len(d.body)
@@ -298,19 +328,38 @@ func (c *Conn) End(out func(Output)) {
 		d := &c.dirs[i]
 		c.truncated(d, "the end of the stream", out)
 		d.hdrN, d.skip, d.need = 0, 0, 0
-		d.body = d.body[:0]
+		c.freeBody(d)
+		c.free(d, &d.hs)
+		c.free(d, &d.queue)
+		c.endDesync(d)
+		d.blocked = false
 	}
+}
+
+// giveUp ends a direction that waited for the other one's hello: what it
+// held is passed over and nothing more of it is decoded.
+func (c *Conn) giveUp(d *direction) {
+	d.pos += int64(len(d.queue))
+	c.free(d, &d.queue)
+	d.blocked, d.state = false, stDead
 }
 
 func (c *Conn) enqueue(d *direction, data []byte, out func(Output)) {
 	if len(d.queue)+len(data) > maxBacklog {
 		out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.pos, Problem: ProblemBacklog,
 			Message: "gave up on this TLS direction: the other direction's hello never came"})
-		d.pos += int64(len(d.queue) + len(data))
-		d.queue, d.blocked, d.state = nil, false, stDead
+		c.giveUp(d)
+		d.pos += int64(len(data))
 		return
 	}
-	d.queue = append(d.queue, data...)
+	q, ok := c.grow(d, d.queue, len(data))
+	if !ok {
+		out(Output{Kind: KindLimit, FromClient: d.client, Pos: d.pos})
+		c.giveUp(d)
+		d.pos += int64(len(data))
+		return
+	}
+	d.queue = append(q, data...)
 }
 
 func (c *Conn) consume(d *direction, data []byte, out func(Output)) {
@@ -339,7 +388,7 @@ func (c *Conn) consume(d *direction, data []byte, out func(Output)) {
 		}
 		if d.hdrN < recordHeaderLen {
 			n := copy(d.hdr[d.hdrN:], data)
-			d.hdrN += n
+			d.hdrN += uint8(n)
 			d.pos += int64(n)
 			data = data[n:]
 			if d.hdrN < recordHeaderLen {
@@ -350,12 +399,18 @@ func (c *Conn) consume(d *direction, data []byte, out func(Output)) {
 				continue
 			}
 			if c.mustWait(d) {
-				q := make([]byte, 0, recordHeaderLen+len(data))
+				d.hdrN = 0
+				q, ok := c.grow(d, nil, recordHeaderLen+len(data))
+				if !ok {
+					out(Output{Kind: KindLimit, FromClient: d.client, Pos: d.recPos})
+					c.giveUp(d)
+					d.pos += int64(len(data))
+					return
+				}
 				q = append(q, d.hdr[:]...)
 				d.queue = append(q, data...)
 				d.blocked = true
 				d.pos -= recordHeaderLen
-				d.hdrN = 0
 				return
 			}
 			c.info.Records++
@@ -368,13 +423,9 @@ func (c *Conn) consume(d *direction, data []byte, out func(Output)) {
 				continue
 			}
 			d.need = n
-			if cap(d.body) < n {
-				d.body = make([]byte, 0, MaxRecordLen)
-			}
-			d.body = d.body[:0]
 			if n == 0 {
 				d.hdrN = 0
-				c.record(d, d.body, out)
+				c.record(d, nil, false, out)
 				continue
 			}
 			if len(data) >= n && !d.earlyPhase {
@@ -382,8 +433,17 @@ func (c *Conn) consume(d *direction, data []byte, out func(Output)) {
 				d.pos += int64(n)
 				in := data[:n]
 				data = data[n:]
-				c.record(d, in, out)
+				c.record(d, in, false, out)
+				continue
 			}
+			// Split across Feeds: collected, in a buffer held against the budget.
+			b := c.bufs.recordBuf(n)
+			if !c.hold(d, d.recPos, cap(b)) {
+				c.bufs.putRecord(b)
+				c.passOver(d, n, out)
+				continue
+			}
+			d.body = b
 			continue
 		}
 		n := min(d.need-len(d.body), len(data))
@@ -392,7 +452,8 @@ func (c *Conn) consume(d *direction, data []byte, out func(Output)) {
 		data = data[n:]
 		if len(d.body) == d.need {
 			d.hdrN = 0
-			c.record(d, d.body, out)
+			c.record(d, d.body, true, out)
+			c.freeBody(d)
 		}
 	}
 }
@@ -436,16 +497,38 @@ func (c *Conn) undecryptable(d *direction) bool {
 	return d.ccs && d.cipher == nil
 }
 
-// record handles one complete record whose body is in: d.body, or the caller's bytes when the
-// record came whole (then it is decrypted straight into d.body, saving a copy).
-func (c *Conn) record(d *direction, in []byte, out func(Output)) {
+// passOver skips a record of n bytes that the budget would not let d
+// collect. Application data under the application key is passed over and
+// the next record decrypted; without a record of the handshake, or of
+// early data, the rest of the direction cannot be read, and it is given up.
+func (c *Conn) passOver(d *direction, n int, out func(Output)) {
+	out(Output{Kind: KindLimit, FromClient: d.client, Pos: d.recPos, RecordLen: recordHeaderLen + n})
+	d.need = 0
+	if d.cipher != nil && !d.earlyPhase && (c.tls13() && d.appKeys && d.hdr[0] == typeAppData || !c.tls13() && d.ccs) {
+		d.skip = n
+		d.cipher.seq++
+		return
+	}
+	switch {
+	case d.client && c.ch == nil:
+		c.missing("the ClientHello was not kept: a memory cap was reached", out)
+	case !d.client && c.sh == nil:
+		c.missing("the ServerHello was not kept: a memory cap was reached", out)
+	}
+	d.hdrN = 0
+	d.state = stDead
+}
+
+// record handles one complete record whose body is in: the caller's bytes (a record that came whole,
+// decrypted into the shared plaintext buffer), or d.body (own: decrypted in place).
+func (c *Conn) record(d *direction, in []byte, own bool, out func(Output)) {
 	ctype := d.hdr[0]
 	body := in
 	encrypted := (c.tls13() && ctype == typeAppData) || (!c.tls13() && d.ccs)
 	if encrypted {
 		var err error
 		var ok bool
-		body, ctype, ok, err = c.open(d, in)
+		body, ctype, ok, err = c.open(d, in, own)
 		if err == errAuth {
 			c.authFailure(d, out)
 			return
@@ -485,11 +568,12 @@ func (c *Conn) record(d *direction, in []byte, out func(Output)) {
 	}
 }
 
-// open decrypts a record of d into d.body; ok is false for a record passed over (rejected 0-RTT
-// data).
-func (c *Conn) open(d *direction, in []byte) (p []byte, ctype uint8, ok bool, err error) {
-	if cap(d.body) < len(in) {
-		d.body = make([]byte, 0, MaxRecordLen)
+// open decrypts a record of d, in place when own, else into the shared plaintext buffer; ok is
+// false for a record passed over (rejected 0-RTT data).
+func (c *Conn) open(d *direction, in []byte, own bool) (p []byte, ctype uint8, ok bool, err error) {
+	dst := in
+	if !own {
+		dst = c.bufs.plainBuf(len(in))
 	}
 	if !d.earlyPhase {
 		if d.cipher == nil {
@@ -499,7 +583,7 @@ func (c *Conn) open(d *direction, in []byte) (p []byte, ctype uint8, ok bool, er
 			// a key.
 			return nil, 0, false, nil
 		}
-		p, ctype, err = d.cipher.open(&d.hdr, in, d.body[:len(in)], d.cipher.seq)
+		p, ctype, err = d.cipher.open(&d.hdr, in, dst, d.cipher.seq)
 		if err == nil {
 			d.cipher.seq++
 		}
@@ -507,16 +591,16 @@ func (c *Conn) open(d *direction, in []byte) (p []byte, ctype uint8, ok bool, er
 	}
 	// A ClientHello that offered 0-RTT: the records before the handshake key's may be early data,
 	// readable with the early key if the server accepted it, and otherwise skipped by the server too.
-	d.scratch = append(d.scratch[:0], in...) // in may be d.body, which a failed try overwrites
+	ct := c.bufs.trialCopy(in) // in may be dst, which a failed try overwrites
 	if d.cipher != nil {
-		if p, ctype, err = d.cipher.open(&d.hdr, d.scratch, d.body[:len(in)], d.cipher.seq); err == nil {
+		if p, ctype, err = d.cipher.open(&d.hdr, ct, dst, d.cipher.seq); err == nil {
 			d.cipher.seq++
 			d.earlyPhase = false
 			return p, ctype, true, nil
 		}
 	}
 	if d.early != nil {
-		if p, ctype, err = d.early.open(&d.hdr, d.scratch, d.body[:len(in)], d.early.seq); err == nil {
+		if p, ctype, err = d.early.open(&d.hdr, ct, dst, d.early.seq); err == nil {
 			d.early.seq++
 			return p, ctype, true, nil
 		}
@@ -549,17 +633,23 @@ func (c *Conn) applyAfter(d *direction) {
 	if a&afterAppKeys != 0 {
 		d.earlyPhase = false
 		d.cipher = nil
-		if d.appSecret != nil {
-			d.cipher, _ = newCipher13(c.suite, d.appSecret)
+		if sec := c.appSecret(d); sec != nil && *sec != nil {
+			d.cipher, _ = newCipher13(c.suite, *sec)
 		}
+		d.appKeys = d.cipher != nil
 	}
-	if a&afterKeyUpdate != 0 && d.appSecret != nil {
-		d.appSecret = nextTrafficSecret(c.suite.prf, d.appSecret)
-		d.cipher, _ = newCipher13(c.suite, d.appSecret)
+	if sec := c.appSecret(d); a&afterKeyUpdate != 0 && sec != nil && *sec != nil {
+		*sec = nextTrafficSecret(c.suite.prf, *sec)
+		d.cipher, _ = newCipher13(c.suite, *sec)
 	}
 }
 
-// handshakeBytes reassembles handshake messages, which may span records.
+// handshakeBytes reassembles handshake messages, which may span records. Messages wholly inside p
+// are read where they are; only one that continues in the next record is collected.
+//
+// p may be the shared plaintext buffer, which decrypting a record of the other direction overwrites:
+// handshakeMsg does that (drain) only for a hello, which travels in clear (in the caller's bytes or
+// d.body, never in that buffer).
 func (c *Conn) handshakeBytes(d *direction, p []byte, out func(Output)) {
 	for len(p) > 0 {
 		if d.hsSkip > 0 {
@@ -568,34 +658,81 @@ func (c *Conn) handshakeBytes(d *direction, p []byte, out func(Output)) {
 			p = p[n:]
 			continue
 		}
-		d.hs = append(d.hs, p...)
-		p = nil
-		used := 0
-		for len(d.hs)-used >= 4 {
-			m := d.hs[used:]
-			n := int(m[1])<<16 | int(m[2])<<8 | int(m[3])
-			if n > maxHandshakeMsg {
-				// Skipped unread; only its length matters to find the next message.
-				if m[0] == 11 && d.client {
-					c.info.ClientCertUnread, c.info.ClientCertPos = true, d.recPos
-				}
-				have := len(m) - 4
-				if have >= n {
-					used += 4 + n
-					continue
-				}
-				d.hsSkip = n - have
-				used = len(d.hs)
-				break
+		if len(d.hs) == 0 {
+			if p = c.handshakeMsgs(d, p, out); len(p) == 0 {
+				return
 			}
-			if len(m) < 4+n {
-				break
-			}
-			c.handshakeMsg(d, m[0], m[4:4+n], out)
-			used += 4 + n
 		}
-		d.hs = append(d.hs[:0], d.hs[used:]...)
+		hs, ok := c.grow(d, d.hs, len(p))
+		if !ok {
+			c.dropHandshake(d, p, out)
+			return
+		}
+		d.hs = append(hs, p...)
+		p = nil
+		rest := c.handshakeMsgs(d, d.hs, out)
+		if len(rest) == 0 {
+			c.free(d, &d.hs)
+		} else {
+			d.hs = append(d.hs[:0], rest...)
+		}
 	}
+}
+
+// handshakeMsgs handles the complete handshake messages at the start of b and returns what is left:
+// the start of a message that continues in the next record.
+func (c *Conn) handshakeMsgs(d *direction, b []byte, out func(Output)) []byte {
+	for len(b) >= 4 {
+		n := int(b[1])<<16 | int(b[2])<<8 | int(b[3])
+		if n > maxHandshakeMsg {
+			// Skipped unread; only its length matters to find the next message.
+			if b[0] == 11 && d.client {
+				c.info.ClientCertUnread, c.info.ClientCertPos = true, d.recPos
+			}
+			have := len(b) - 4
+			if have >= n {
+				b = b[4+n:]
+				continue
+			}
+			d.hsSkip = n - have
+			return nil
+		}
+		if len(b) < 4+n {
+			return b
+		}
+		c.handshakeMsg(d, b[0], b[4:4+n], out)
+		b = b[4+n:]
+	}
+	return b
+}
+
+// dropHandshake gives up on the handshake message that p continues (or starts) when the budget
+// would not let d collect it: it is skipped unread, as one larger than maxHandshakeMsg is, and
+// what follows it in p is read on. The connection is not decrypted without its hellos.
+func (c *Conn) dropHandshake(d *direction, p []byte, out func(Output)) {
+	var h [4]byte
+	k := copy(h[:], d.hs)
+	copy(h[k:], p)
+	kept := len(d.hs)
+	c.free(d, &d.hs)
+	typ := h[0]
+	end := maxHandshakeMsg + 1<<24 // not even its length is known: nothing more of it is read
+	if kept+len(p) >= 4 {
+		end = 4 + (int(h[1])<<16 | int(h[2])<<8 | int(h[3])) - kept
+	}
+	switch {
+	case typ == 1 && d.client && c.ch == nil:
+		c.missing("the ClientHello was not kept: a memory cap was reached", out)
+	case typ == 2 && !d.client && c.sh == nil:
+		c.missing("the ServerHello was not kept: a memory cap was reached", out)
+	case typ == 11 && d.client:
+		c.info.ClientCertUnread, c.info.ClientCertPos = true, d.recPos
+	}
+	if end < len(p) {
+		c.handshakeBytes(d, p[end:], out)
+		return
+	}
+	d.hsSkip = end - len(p)
 }
 
 func (c *Conn) handshakeMsg(d *direction, typ uint8, msg []byte, out func(Output)) {
@@ -608,15 +745,15 @@ func (c *Conn) handshakeMsg(d *direction, typ uint8, msg []byte, out func(Output
 		if !d.client || c.ch != nil {
 			return // the second ClientHello after a HelloRetryRequest keeps the random
 		}
-		ch, ok := parseClientHello(msg)
+		ch, sni, alpn, ok := parseClientHello(msg)
 		if !ok {
 			bad("ClientHello")
 			c.missing("the ClientHello does not parse", out)
 			return
 		}
 		c.ch = ch
-		c.info.SNI = ch.sni
-		c.info.ALPN = ch.alpn
+		c.info.SNI = sni
+		c.info.ALPN = alpn
 		c.info.ClientRandom = hex.EncodeToString(ch.random[:])
 		c.trySetup(out)
 		c.drain(out)
@@ -733,7 +870,7 @@ func (c *Conn) trySetup(out func(Output)) {
 		}
 		cd.cipher = newCipher13OrNil(s, sec.clientHS)
 		sd.cipher = newCipher13OrNil(s, sec.serverHS)
-		cd.appSecret, sd.appSecret = sec.clientApp, sec.serverApp
+		c.app = &[2][]byte{sec.clientApp, sec.serverApp}
 		if ch.earlyData {
 			cd.earlyPhase = true
 			cd.early = newCipher13OrNil(s, sec.clientEarly)
@@ -749,7 +886,7 @@ func (c *Conn) trySetup(out func(Output)) {
 			} else if len(x.b) != s.prf().Size() {
 				c.missing(fmt.Sprintf("the key log's %s for client random %s has %d bytes, not %d",
 					x.name, c.shortRandom(), len(x.b), s.prf().Size()), out)
-				cd.cipher, sd.cipher, cd.appSecret, sd.appSecret, cd.early = nil, nil, nil, nil, nil
+				cd.cipher, sd.cipher, c.app, cd.early = nil, nil, nil, nil
 				return
 			}
 		}
@@ -819,6 +956,7 @@ func (c *Conn) drain(out func(Output)) {
 		q := d.queue
 		d.queue, d.blocked = nil, false
 		c.consume(d, q, out)
+		c.release(d, cap(q))
 	}
 }
 
@@ -826,11 +964,21 @@ func (c *Conn) drain(out func(Output)) {
 // may hold it, starting at stream position pos.
 func (c *Conn) enterDesync(d *direction, pending []byte, pos int64) {
 	d.state = stDesync
-	d.scan = append(d.scan[:0], pending...)
+	if d.desync == nil {
+		d.desync = new(desync)
+	}
+	d.scan = d.scan[:0]
 	d.scanPos = pos
 	d.scanSkipped = 0
+	if scan, ok := c.grow(d, d.scan, len(pending)); ok {
+		d.scan = append(scan, pending...)
+	} else {
+		d.scanPos += int64(len(pending))
+		d.scanSkipped = int64(len(pending))
+	}
 	d.resyncFails = 0
-	d.hs, d.hsSkip = d.hs[:0], 0
+	c.free(d, &d.hs)
+	d.hsSkip = 0
 }
 
 // plausible reports whether b starts with a header of an encrypted record of this connection.
@@ -846,7 +994,17 @@ func (c *Conn) plausible(b []byte) bool {
 }
 
 func (c *Conn) resyncFeed(d *direction, data []byte, out func(Output)) {
-	d.scan = append(d.scan, data...)
+	scan, ok := c.grow(d, d.scan, len(data))
+	if !ok {
+		// Nowhere to keep them: these bytes are skipped, and so is any record that starts in them.
+		n := int64(len(d.scan) + len(data))
+		d.pos += int64(len(data))
+		d.scanPos += n
+		d.scanSkipped += n
+		c.free(d, &d.scan)
+		return
+	}
+	d.scan = append(scan, data...)
 	d.pos += int64(len(data))
 	i := 0
 	for ; i+recordHeaderLen <= len(d.scan); i++ {
@@ -868,7 +1026,7 @@ func (c *Conn) resyncFeed(d *direction, data []byte, out func(Output)) {
 				out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.scanPos + int64(i), Problem: ProblemNoResync,
 					Message: "no TLS record after the gap decrypts: the rest of this direction is not decoded"})
 				d.state = stDead
-				d.scan = nil
+				c.endDesync(d)
 				return
 			}
 			continue
@@ -876,7 +1034,7 @@ func (c *Conn) resyncFeed(d *direction, data []byte, out func(Output)) {
 		pos := d.scanPos + int64(i)
 		out(Output{Kind: KindResync, FromClient: d.client, Pos: pos, Skipped: d.scanSkipped + int64(i)})
 		rest := d.scan[i:]
-		d.scan = nil
+		c.endDesync(d)
 		d.state = stNormal
 		d.pos = pos
 		c.consume(d, rest, out)
@@ -885,6 +1043,20 @@ func (c *Conn) resyncFeed(d *direction, data []byte, out func(Output)) {
 	d.scanPos += int64(i)
 	d.scanSkipped += int64(i)
 	d.scan = append(d.scan[:0], d.scan[i:]...)
+	// What waits for a verdict is at most a record: the room a bulk of scanned bytes took is given back.
+	if n := cap(d.scan); n > 4096 && len(d.scan) < n/4 {
+		small := append(make([]byte, 0, 2*len(d.scan)), d.scan...)
+		c.release(d, n-cap(small))
+		d.scan = small
+	}
+}
+
+// endDesync forgets what looking for a record boundary took.
+func (c *Conn) endDesync(d *direction) {
+	if d.desync != nil {
+		c.free(d, &d.scan)
+		d.desync = nil
+	}
 }
 
 // trial finds the sequence number a record after a gap was sent under, trying the records the gap
@@ -895,8 +1067,8 @@ func (c *Conn) trial(d *direction, rec []byte) bool {
 	body := rec[recordHeaderLen:]
 	rc := d.cipher
 	try := func(seq uint64) bool {
-		d.scratch = append(d.scratch[:0], body...)
-		if _, _, err := rc.open(&hdr, d.scratch, d.scratch, seq); err == nil {
+		b := c.bufs.trialCopy(body)
+		if _, _, err := rc.open(&hdr, b, b, seq); err == nil {
 			rc.seq = seq
 			return true
 		}

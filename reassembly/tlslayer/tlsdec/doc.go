@@ -25,6 +25,8 @@
 //     Plaintext on the two sides of a problem or a gap is never contiguous: the caller must treat a
 //     KindProblem or KindResync as a gap in the plaintext stream.
 //   - KindAlert: a TLS alert (close_notify included).
+//   - KindLimit: the Budget refused to buffer a record, which is passed over, or the records waiting
+//     for the other direction's hello, which are given up; like a KindProblem, a gap in the plaintext.
 //
 // Positions (Output.Pos) are byte offsets in the direction's TCP stream as fed, bytes lost in gaps
 // included when Gap was told how many.
@@ -33,6 +35,12 @@
 // without being buffered, and Info.Reason says why (e.g. "no key for client random 1a2b3c4d5e6f7a8b…").
 // Records that need the other direction's hello (a server's encrypted records before the ClientHello
 // was fed, a client's before the ServerHello) are held, up to 1 MiB, and decoded once it comes.
+//
+// Nothing is buffered between records: a record that comes whole is decrypted from the caller's
+// bytes into a buffer the Conns of one goroutine share (NewShared, NewConnWith), and what must wait
+// (a record split across Feeds, a handshake message split across records, records waiting for a
+// hello, bytes scanned after a gap) is kept in a buffer sized to what is pending, held against a
+// Budget first. When the Budget refuses, the Conn goes without (KindLimit).
 //
 // Not handled: TLS 1.2 renegotiation (its records fail authentication), TLS 1.0/1.1, SSLv2 hellos,
 // resynchronising a TLS 1.3 direction whose Finished was lost in a gap, and 0-RTT data under a suite

@@ -23,18 +23,19 @@ const (
 	extSupportedVersion = 43
 )
 
+// clientHello is what a connection keeps of its ClientHello until its keys are set up: it may
+// wait for the ServerHello as long as the connection lasts, so it holds no more than that.
 type clientHello struct {
 	random    [32]byte
 	sessionID []byte
-	sni       string
+	ticket    []byte // TLS 1.2 session ticket offered for resumption
 	earlyData bool
 	etm       bool
-	alpn      []string
-	ticket    []byte // TLS 1.2 session ticket offered for resumption
 }
 
-// parseClientHello reads the body of a ClientHello (after the 4-byte handshake header).
-func parseClientHello(body []byte) (*clientHello, bool) {
+// parseClientHello reads the body of a ClientHello (after the 4-byte handshake header), and the
+// server name (SNI) and protocols (ALPN) it names.
+func parseClientHello(body []byte) (_ *clientHello, sni string, alpn []string, _ bool) {
 	s := cryptobyte.String(body)
 	var ch clientHello
 	var vers uint16
@@ -42,7 +43,7 @@ func parseClientHello(body []byte) (*clientHello, bool) {
 	if !s.ReadUint16(&vers) || !s.ReadBytes((*[]byte)(&random), 32) ||
 		!s.ReadUint8LengthPrefixed(&sid) || !s.ReadUint16LengthPrefixed(&suites) ||
 		!s.ReadUint8LengthPrefixed(&comp) {
-		return nil, false
+		return nil, "", nil, false
 	}
 	copy(ch.random[:], random)
 	ch.sessionID = bytes.Clone(sid)
@@ -59,8 +60,8 @@ func parseClientHello(body []byte) (*clientHello, bool) {
 				if !list.ReadUint8(&nameType) || !list.ReadUint16LengthPrefixed(&name) {
 					return false
 				}
-				if nameType == 0 && ch.sni == "" {
-					ch.sni = string(name)
+				if nameType == 0 && sni == "" {
+					sni = string(name)
 				}
 			}
 		case extALPN:
@@ -73,7 +74,7 @@ func parseClientHello(body []byte) (*clientHello, bool) {
 				if !list.ReadUint8LengthPrefixed(&proto) {
 					return false
 				}
-				ch.alpn = append(ch.alpn, string(proto))
+				alpn = append(alpn, string(proto))
 			}
 		case extEarlyData:
 			ch.earlyData = true
@@ -85,9 +86,9 @@ func parseClientHello(body []byte) (*clientHello, bool) {
 		return true
 	})
 	if !ok {
-		return nil, false
+		return nil, "", nil, false
 	}
-	return &ch, true
+	return &ch, sni, alpn, true
 }
 
 // extensions calls fn with each extension of a hello's optional extension
