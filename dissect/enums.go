@@ -190,15 +190,87 @@ var ErrorCode = &Enum{Title: "ErrorCode", First: -1, names: []string{
 	"CONTROLLER_ID_NOT_REGISTERED",
 }}
 
+// sparse builds a table whose values are not consecutive; the values it
+// leaves out are unknown.
+func sparse(title string, first int64, byValue map[int64]string) *Enum {
+	last := first
+	for v := range byValue {
+		last = max(last, v)
+	}
+	e := &Enum{Title: title, First: first, names: make([]string, last-first+1)}
+	for v, name := range byValue {
+		e.names[v-first] = name
+	}
+	return e
+}
+
+// The tables of the other APIs' enum-like fields. Kafka keeps them in Java
+// (ConfigResource.Type, AlterConfigOp.OpType, ...) or in the description
+// of the field; the names are Kafka's.
+var (
+	ConfigResourceType = sparse("ConfigResourceType", 0, map[int64]string{
+		0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"})
+	ConfigSource = &Enum{Title: "ConfigSource", names: []string{
+		"UNKNOWN", "DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG", "DYNAMIC_DEFAULT_BROKER_CONFIG",
+		"STATIC_BROKER_CONFIG", "DEFAULT_CONFIG", "DYNAMIC_BROKER_LOGGER_CONFIG", "CLIENT_METRICS_CONFIG",
+		"GROUP_CONFIG"}}
+	ConfigType = &Enum{Title: "ConfigType", names: []string{
+		"UNKNOWN", "BOOLEAN", "STRING", "INT", "SHORT", "LONG", "DOUBLE", "LIST", "CLASS", "PASSWORD"}}
+	ConfigOperation = &Enum{Title: "ConfigOperation", names: []string{"SET", "DELETE", "APPEND", "SUBTRACT"}}
+	CoordinatorType = &Enum{Title: "CoordinatorType", names: []string{"GROUP", "TRANSACTION", "SHARE"}}
+	IsolationLevel  = &Enum{Title: "IsolationLevel", names: []string{"READ_UNCOMMITTED", "READ_COMMITTED"}}
+	ElectionType    = &Enum{Title: "ElectionType", names: []string{"PREFERRED", "UNCLEAN"}}
+	EndpointType    = &Enum{Title: "EndpointType", names: []string{"UNKNOWN", "BROKER", "CONTROLLER"}}
+	// FeatureUpgradeType is UpdateFeatures' UpgradeType (v1+).
+	FeatureUpgradeType = &Enum{Title: "FeatureUpgradeType", names: []string{
+		"UNKNOWN", "UPGRADE", "SAFE_DOWNGRADE", "UNSAFE_DOWNGRADE"}}
+	QuotaMatchType = &Enum{Title: "QuotaMatchType", names: []string{"EXACT", "DEFAULT", "ANY"}}
+	// ScramMechanism names the mechanisms as SASL does, not as Java's enum.
+	ScramMechanism     = &Enum{Title: "ScramMechanism", names: []string{"UNKNOWN", "SCRAM-SHA-256", "SCRAM-SHA-512"}}
+	GroupMemberType    = &Enum{Title: "GroupMemberType", First: -1, names: []string{"UNKNOWN", "CLASSIC", "CONSUMER"}}
+	StreamsGroupStatus = &Enum{Title: "StreamsGroupStatus", names: []string{
+		"STALE_TOPOLOGY", "MISSING_SOURCE_TOPICS", "INCORRECTLY_PARTITIONED_TOPICS", "MISSING_INTERNAL_TOPICS",
+		"SHUTDOWN_APPLICATION"}}
+	AcknowledgeType = &Enum{Title: "AcknowledgeType", names: []string{"GAP", "ACCEPT", "RELEASE", "REJECT", "RENEW"}}
+	// DeliveryState holds only the states a share-group state batch stores.
+	DeliveryState       = sparse("DeliveryState", 0, map[int64]string{0: "AVAILABLE", 2: "ACKNOWLEDGED", 4: "ARCHIVED"})
+	CompressionType     = &Enum{Title: "CompressionType", names: []string{"NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD"}}
+	LeaderRecoveryState = &Enum{Title: "LeaderRecoveryState", names: []string{"RECOVERED", "RECOVERING"}}
+	// ControlRequestType is the Type of the ZooKeeper-era controller
+	// requests (LeaderAndIsr, UpdateMetadata) during a KRaft migration.
+	ControlRequestType = &Enum{Title: "ControlRequestType", names: []string{"UNKNOWN", "INCREMENTAL", "FULL"}}
+	Acks               = &Enum{Title: "Acks", First: -1, names: []string{"ALL", "NONE", "LEADER"}}
+)
+
 // Enums are the tables a definition can name in a field's "enum"
 // attribute. A table belongs to the field that names it, not to a field
 // name: DescribeConfigs' ResourceType is not the ACL ResourceType.
 var Enums = map[string]*Enum{
-	"ResourceType":      ResourceType,
-	"PatternType":       PatternType,
-	"AclOperation":      AclOperation,
-	"AclPermissionType": AclPermissionType,
-	"ErrorCode":         ErrorCode,
+	"ResourceType":        ResourceType,
+	"PatternType":         PatternType,
+	"AclOperation":        AclOperation,
+	"AclPermissionType":   AclPermissionType,
+	"ErrorCode":           ErrorCode,
+	"ApiKey":              apiEnum,
+	"ConfigResourceType":  ConfigResourceType,
+	"ConfigSource":        ConfigSource,
+	"ConfigType":          ConfigType,
+	"ConfigOperation":     ConfigOperation,
+	"CoordinatorType":     CoordinatorType,
+	"IsolationLevel":      IsolationLevel,
+	"ElectionType":        ElectionType,
+	"EndpointType":        EndpointType,
+	"FeatureUpgradeType":  FeatureUpgradeType,
+	"QuotaMatchType":      QuotaMatchType,
+	"ScramMechanism":      ScramMechanism,
+	"GroupMemberType":     GroupMemberType,
+	"StreamsGroupStatus":  StreamsGroupStatus,
+	"AcknowledgeType":     AcknowledgeType,
+	"DeliveryState":       DeliveryState,
+	"CompressionType":     CompressionType,
+	"LeaderRecoveryState": LeaderRecoveryState,
+	"ControlRequestType":  ControlRequestType,
+	"Acks":                Acks,
 }
 
 // enumFor returns the table a field names. Error codes are the one table

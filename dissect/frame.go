@@ -117,11 +117,27 @@ func (d *decoder) requestHeader(r *Registry, m *Message) (keyKnown bool) {
 	return true
 }
 
+// dissectAs is the version of def a frame of version v is read as: v
+// itself, or the newest def knows when v is newer (a client newer than
+// kdissect still shows what the bytes allow); ok is false when def cannot
+// read it at all.
+func dissectAs(def *Def, v int16) (int16, bool) {
+	switch {
+	case def == nil || v < def.Valid.Lo:
+		return v, false
+	case v > def.Valid.Hi:
+		return def.Valid.Hi, true
+	}
+	return v, true
+}
+
 // body decodes the message body with def, or shows it as opaque bytes
 // when there is no definition for this API and version.
 func (d *decoder) body(def *Def, apiName string, cat Category) {
 	d.cat = cat
-	if def == nil || !def.Valid.Has(d.v) {
+	framed := d.v
+	v, ok := dissectAs(def, d.v)
+	if !ok {
 		n := d.node("body", "bytes", KindBytes)
 		n.Size = max(d.left(), 0)
 		n.note = "not dissected"
@@ -140,8 +156,16 @@ func (d *decoder) body(def *Def, apiName string, cat Category) {
 	}
 	bn, mark := d.open(def.Name, "struct", KindStruct)
 	bn.noval = true
-	bn.Doc = versioned(&bodyDocs, "message body, version ", d.v)
+	if v != framed {
+		// The flexible encoding (header and body) stays the frame's own:
+		// Kafka never made a flexible API inflexible again.
+		bn.Doc = "message body, dissected as version " + strconv.Itoa(int(v)) + ", the newest kdissect knows"
+	} else {
+		bn.Doc = versioned(&bodyDocs, "message body, version ", d.v)
+	}
+	d.v = v
 	d.fields(def.Fields, docTaggedCount)
+	d.v = framed
 	d.close(bn, mark)
 }
 
@@ -207,6 +231,8 @@ func (d *decoder) checkAPI(root *Node, keyOff, verOff int, key, ver int16, def *
 	switch {
 	case key < 0 || key > MaxAPIKey:
 		d.problem(root, keyOff, fmt.Sprintf("unknown API key %d", key))
+	case def != nil && ver > def.Valid.Hi:
+		d.problem(root, verOff, fmt.Sprintf("unsupported version v%d of %s, dissected as v%d", ver, def.Name, def.Valid.Hi))
 	case def != nil && !def.Valid.Has(ver):
 		d.problem(root, verOff, fmt.Sprintf("%s v%d is not a known version (known: %s)", def.Name, ver, def.Valid))
 	case ver < 0:

@@ -106,11 +106,14 @@ func TestMalformed(t *testing.T) {
 
 		// API key and version.
 		{"unknown API key", rawRequest(999, 0, "6f7061717565"), true, 0, 0, []P{{4, "unknown API key 999"}}},
-		{"unsupported version", rawRequest(30, 7, "0102"), true, 0, 0, []P{{6, "CreateAclsRequest v7 is not a known version (known: 0-3)"}}},
+		// A version newer than the definitions is read as the newest as far
+		// as the bytes allow, never silently.
+		{"unsupported version", rawRequest(30, 7, "0102"), true, 0, 0, []P{{6, "unsupported version v7 of CreateAclsRequest, dissected as v3"}, {17, "2 tagged fields cannot fit in the 0 bytes left"}}},
 		{"negative version", rawRequest(30, -1, "0102"), true, 0, 0, []P{{6, "CreateAclsRequest v-1 is not a known version (known: 0-3)"}}},
-		{"version newer than the table", rawRequest(0, 99, "0102"), true, 0, 0, []P{{6, "Produce v99 is newer than kdissect knows (up to v13)"}}},
-		{"negative version without definition", rawRequest(0, -3, ""), true, 0, 0, []P{{6, "version -3 is negative"}}},
-		{"unsupported response version", rawResponse(true, "0102"), false, 30, 7, []P{{9, "CreateAclsResponse v7 is not a known version (known: 0-3)"}}},
+		{"version newer than every definition", rawRequest(0, 99, "0102"), true, 0, 0, []P{{6, "unsupported version v99 of ProduceRequest, dissected as v13"}, {17, "truncated: needs 2 bytes, 1 left"}}},
+		{"version newer than the table", rawRequest(93, 99, "0102"), true, 0, 0, []P{{6, "StreamsGroupTopologyDescriptionUpdate v99 is newer than kdissect knows (up to v0)"}}},
+		{"negative version without definition", rawRequest(93, -3, ""), true, 0, 0, []P{{6, "version -3 is negative"}}},
+		{"unsupported response version", rawResponse(true, "0102"), false, 30, 7, []P{{9, "unsupported version v7 of CreateAclsResponse, dissected as v3"}, {9, "truncated: needs 4 bytes, 2 left"}}},
 		{"unknown response API key", rawResponse(false, "0102"), false, 999, 0, []P{{8, "unknown API key 999"}}},
 
 		// Extra bytes.
@@ -156,7 +159,7 @@ func TestOpaqueBody(t *testing.T) {
 		bodyOff  int
 	}{
 		{rawRequest(999, 0, "6f7061717565"), 999, 0, "v1", 0x0f},
-		{rawRequest(30, 7, "0102"), 30, 7, "v2", 0x10},
+		{rawRequest(93, 0, "0102"), 93, 0, "v2", 0x10},
 	} {
 		m := Builtin().Decode(c.frame, Options{})
 		if m.APIKey != c.key || m.APIVersion != c.ver || m.CorrelationID != 1 {

@@ -206,7 +206,11 @@ func (n *Node) AppendDisplay(b []byte) []byte {
 			}
 		}
 	case KindStruct:
-		b = append(b, "struct"...)
+		if n.Null {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, "struct"...)
+		}
 	}
 	switch n.lenKind {
 	case lenCompact:

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Versions is an inclusive range of API versions, parsed from Kafka's
@@ -115,6 +116,12 @@ type Field struct {
 	// saslToken marks SaslAuthenticate's AuthBytes: its value is a SASL
 	// token, dissected by mechanism and redacted where it holds a secret.
 	saslToken bool
+	// secret marks a value that is a credential (a SCRAM salt, a token's
+	// HMAC): redacted unless the options show secrets.
+	secret bool
+	// config marks a struct holding a config entry (Name, Value): its
+	// value is redacted when the name or the entry says it is sensitive.
+	config bool
 
 	kind      kind
 	elemNames []string // names of an array's first elements, made once
@@ -208,14 +215,10 @@ func ParseDef(src []byte) (*Def, error) {
 	}
 	b := builder{common: common, seen: map[string]bool{}}
 	d.Fields, err = b.fields(jd.Name, jd.Fields)
-	if err == nil && d.APIKey == saslAuthenticateKey {
-		// Marked by name, like enums, so that a SaslAuthenticate definition
-		// loaded with --schema-dir keeps its secrets hidden too.
-		for _, f := range d.Fields {
-			if f.Name == "AuthBytes" && f.kind == kBytes {
-				f.saslToken = true
-			}
-		}
+	if err == nil {
+		// Marked by name, like enums, so that a definition loaded with
+		// --schema-dir keeps its secrets hidden too.
+		markSecrets(d)
 	}
 	return d, err
 }
@@ -283,7 +286,7 @@ func (b *builder) field(jf jsonField) (*Field, error) {
 		}
 		f.Default = s
 	}
-	if _, prim := primitives[jf.Type]; jf.Enum != "" && !prim {
+	if _, prim := primitives[strings.TrimPrefix(jf.Type, "[]")]; jf.Enum != "" && !prim {
 		return nil, fmt.Errorf("enum %q on a field of type %s: enums name int8, int16 or int32 values", jf.Enum, jf.Type)
 	}
 	typ := jf.Type
@@ -293,7 +296,10 @@ func (b *builder) field(jf jsonField) (*Field, error) {
 		if k, ok := primitives[typ]; ok {
 			f.elem = k
 			f.elemNames = indexNames(f.Name)
-			return f, nil
+			// An array of integers names its elements' values, as
+			// ShareAcknowledge's AcknowledgeTypes.
+			f.enum, err = enumFor(jf, k)
+			return f, err
 		}
 		f.elem = kStruct
 		f.elemNames = indexNames(typ)
@@ -352,13 +358,26 @@ func stripComments(src []byte) []byte {
 
 // indexNames are the names of the first elements of an array: a decode
 // names elements without formatting for every array that is not huge.
+// Arrays of one element type share them: the definitions hold hundreds of
+// arrays of a few dozen names.
 func indexNames(prefix string) []string {
+	indexNamesMu.Lock()
+	defer indexNamesMu.Unlock()
+	if out, ok := indexNamesOf[prefix]; ok {
+		return out
+	}
 	out := make([]string, 32)
 	for i := range out {
 		out[i] = prefix + "[" + strconv.Itoa(i) + "]"
 	}
+	indexNamesOf[prefix] = out
 	return out
 }
+
+var (
+	indexNamesMu sync.Mutex
+	indexNamesOf = map[string][]string{}
+)
 
 // elemName names element i of array f: Elem[i].
 func (f *Field) elemName(i int64) string {

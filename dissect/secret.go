@@ -1,6 +1,10 @@
 package dissect
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // Options say how Decode reads a frame.
 type Options struct {
@@ -51,8 +55,12 @@ func (n *Node) Redacted() bool { return n.redact != redactNone }
 
 // secretLen is the number of value bytes behind a redacted value.
 func (n *Node) secretLen() int {
-	if n.Kind == KindBytes && n.Bytes != nil {
+	switch {
+	case n.Kind == KindBytes && n.Bytes != nil:
 		return len(n.Bytes)
+	case n.Kind == KindString:
+		// The length prefix before a string is not the secret.
+		return len(n.Str)
 	}
 	return n.Size
 }
@@ -100,4 +108,96 @@ func secretMask(tree *Node, n int) []bool {
 		}
 	}
 	return mask
+}
+
+// secretFields are the bytes fields whose value is a credential, by API
+// key: a SCRAM credential's salt and salted password (what an attacker
+// needs to log in as the user or attack the password offline), and a
+// delegation token's HMAC (the token's password).
+var secretFields = map[int16][]string{
+	38: {"Hmac"}, // CreateDelegationToken
+	39: {"Hmac"}, // RenewDelegationToken
+	40: {"Hmac"}, // ExpireDelegationToken
+	41: {"Hmac"}, // DescribeDelegationToken
+	51: {"Salt", "SaltedPassword"},
+	// An Envelope forwards a client's admin request and its response, so it
+	// carries whatever secrets those do; until they are dissected as the
+	// messages they are, the whole of them stays hidden.
+	58: {"RequestData", "ResponseData"},
+}
+
+// configAPIs carry config entries (Name, Value) whose values may be
+// passwords: CreateTopics, DescribeConfigs, AlterConfigs and
+// IncrementalAlterConfigs.
+var configAPIs = map[int16]bool{19: true, 32: true, 33: true, 44: true}
+
+// markSecrets marks the fields of d that hold secrets.
+func markSecrets(d *Def) {
+	names := secretFields[d.APIKey]
+	var walk func(fs []*Field)
+	walk = func(fs []*Field) {
+		for _, f := range fs {
+			switch {
+			case d.APIKey == saslAuthenticateKey && f.Name == "AuthBytes" && f.kind == kBytes:
+				f.saslToken = true
+			case f.kind == kBytes && slices.Contains(names, f.Name):
+				f.secret = true
+			case configAPIs[d.APIKey] && (f.kind == kStruct || f.elem == kStruct) && isConfigEntry(f.Fields):
+				f.config = true
+			}
+			walk(f.Fields)
+		}
+	}
+	walk(d.Fields)
+}
+
+func isConfigEntry(fs []*Field) bool {
+	var name, value bool
+	for _, f := range fs {
+		name = name || f.Name == "Name" && f.kind == kString
+		value = value || f.Name == "Value" && f.kind == kString
+	}
+	return name && value
+}
+
+// sensitiveConfig says whether a config key names a secret: Kafka's
+// password-typed configs (ssl.key.password, sasl.jaas.config,
+// sasl.oauthbearer.client.credentials.client.secret, ...) and the ones
+// holding private keys. It errs on the side of hiding.
+func sensitiveConfig(key string) bool {
+	k := strings.ToLower(key)
+	for _, s := range []string{"password", "secret", "jaas", "ssl.key", "private", "credential"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactConfig hides the value of the config entry n when its key names a
+// secret or the entry is marked IsSensitive; the values of its synonyms
+// then go with it.
+func (d *decoder) redactConfig(n *Node) {
+	if d.opts.ShowSecrets {
+		return
+	}
+	name := n.Child("Name")
+	flag := n.Child("IsSensitive")
+	sensitive := flag != nil && flag.HasValue() && flag.Int != 0 ||
+		name != nil && name.HasValue() && !name.Null && sensitiveConfig(name.Str)
+	if !sensitive {
+		return
+	}
+	hideValue(n.Child("Value"))
+	if syn := n.Child("Synonyms"); syn != nil {
+		for _, e := range syn.Children {
+			hideValue(e.Child("Value"))
+		}
+	}
+}
+
+func hideValue(v *Node) {
+	if v != nil && v.HasValue() && !v.Null {
+		v.redact = redactSecret
+	}
 }

@@ -1,6 +1,8 @@
 package dissect
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,11 +85,19 @@ func TestAPITable(t *testing.T) {
 // TestBuiltinDefsAgreeWithTable: the definitions we ship agree with the
 // API table and kmsg on valid and flexible versions.
 func TestBuiltinDefsAgreeWithTable(t *testing.T) {
+	// Where Kafka's definitions and kmsg disagree on the newest version:
+	// Kafka defines InitProducerId v6 (not yet stable); kmsg knows versions
+	// no Kafka definition in reach describes.
+	newest := map[int16]int16{22: 6, 63: 1, 88: 0, 89: 0}
 	for _, d := range Builtin().Defs() {
-		if d.Valid.Hi != MaxVersion(d.APIKey) {
-			t.Errorf("%s: valid up to v%d, table v%d", d.Name, d.Valid.Hi, MaxVersion(d.APIKey))
+		want, ok := newest[d.APIKey]
+		if !ok {
+			want = MaxVersion(d.APIKey)
 		}
-		for v := d.Valid.Lo; v <= d.Valid.Hi; v++ {
+		if d.Valid.Hi != want {
+			t.Errorf("%s: valid up to v%d, want v%d", d.Name, d.Valid.Hi, want)
+		}
+		for v := d.Valid.Lo; v <= max(d.Valid.Hi, MaxVersion(d.APIKey)); v++ {
 			if d.Flexible.Has(v) != isFlexibleBuiltin(d.APIKey, v) {
 				t.Errorf("%s v%d: flexible %v, table %v", d.Name, v, d.Flexible.Has(v), !d.Flexible.Has(v))
 			}
@@ -202,10 +212,12 @@ func TestEnumsBelongToTheirField(t *testing.T) {
 			t.Errorf("%s: %v, want name %q", c.field, n, c.name)
 		}
 	}
+	known := slices.Sorted(maps.Keys(Enums))
 	for _, c := range []struct{ field, err string }{
-		{`{"name": "X", "type": "int8", "versions": "0+", "enum": "Colour"}`, `unknown enum "Colour" (known: AclOperation, AclPermissionType, ErrorCode, PatternType, ResourceType)`},
+		{`{"name": "X", "type": "int8", "versions": "0+", "enum": "Colour"}`, `unknown enum "Colour" (known: ` + strings.Join(known, ", ") + `)`},
 		{`{"name": "X", "type": "string", "versions": "0+", "enum": "ResourceType"}`, `enum "ResourceType" on a field of type string: enums name int8, int16 or int32 values`},
-		{`{"name": "X", "type": "[]int8", "versions": "0+", "enum": "ResourceType"}`, `enum "ResourceType" on a field of type []int8: enums name int8, int16 or int32 values`},
+		{`{"name": "X", "type": "[]string", "versions": "0+", "enum": "ResourceType"}`, `enum "ResourceType" on a field of type []string: enums name int8, int16 or int32 values`},
+		{`{"name": "X", "type": "[]X", "versions": "0+", "enum": "ResourceType", "fields": [{"name": "Y", "type": "int8", "versions": "0+"}]}`, `enum "ResourceType" on a field of type []X: enums name int8, int16 or int32 values`},
 	} {
 		src := `{"apiKey": 32, "type": "request", "name": "D", "validVersions": "0", "fields": [` + c.field + `]}`
 		if _, err := NewRegistry().AddJSON([]byte(src)); err == nil || err.Error() != "D.X: "+c.err {

@@ -67,8 +67,17 @@ func (d *decoder) value(f *Field, k kind, name, typ, doc string) *Node {
 	case kStruct:
 		n, mark := d.open(name, f.sname, KindStruct)
 		n.Doc = doc
+		// A struct field (not an array element) that may be null starts
+		// with a marker byte, as Kafka writes it: -1 null, 1 present.
+		if f.kind == kStruct && f.Nullable.Has(d.v) && !d.nullMarker(n) {
+			d.close(n, mark)
+			return n
+		}
 		d.fields(f.Fields, docTaggedCount)
 		d.close(n, mark)
+		if f.config {
+			d.redactConfig(n)
+		}
 		return n
 	case kString, kBytes, kRecords:
 		return d.prefixed(f, k == kString, name, typ)
@@ -108,14 +117,43 @@ func (d *decoder) prefixed(f *Field, str bool, name, typ string) *Node {
 					d.problem(n, d.off, fmt.Sprintf("%s is not valid UTF-8", f.Name))
 				}
 				d.off += int(l)
-				if !str && f.saslToken {
+				switch {
+				case !str && f.saslToken:
 					d.saslToken(n, d.m.Direction)
+				case f.secret:
+					d.hide(n, redactSecret)
 				}
 			}
 		}
 	}
+	if f.kind == kRecords {
+		n.note = noteRecords
+	}
 	n.Size = d.off - n.Offset
 	return n
+}
+
+// noteRecords marks a records field: its record batches are shown as the
+// bytes they are, not dissected.
+const noteRecords = "record batches, not dissected"
+
+// nullMarker reads the byte before a nullable struct; it reports whether
+// the struct's fields follow. Kafka reads any negative marker as null and
+// any other as present; values other than -1 and 1 are flagged.
+func (d *decoder) nullMarker(n *Node) bool {
+	m := d.fixed(kInt8, "present", "int8")
+	m.Doc = "marker of a nullable struct: 1 when its fields follow, -1 when it is null"
+	if !m.HasValue() {
+		return false
+	}
+	if m.Int != -1 && m.Int != 1 {
+		d.problem(m, m.Offset, fmt.Sprintf("nullable struct marker is %d, not -1 or 1", m.Int))
+	}
+	if m.Int < 0 {
+		n.Null = true
+		return false
+	}
+	return true
 }
 
 func (d *decoder) array(f *Field) {
@@ -161,7 +199,8 @@ func (d *decoder) array(f *Field) {
 	}
 	elemType := f.Type[2:]
 	for i := int64(0); i < count && !d.failed; i++ {
-		d.value(f, f.elem, f.elemName(i), elemType, "")
+		e := d.value(f, f.elem, f.elemName(i), elemType, "")
+		e.enum = f.enum // only arrays of integers have one
 	}
 	d.close(n, mark)
 }
@@ -181,6 +220,9 @@ func countDoc(count int64) string {
 func (d *decoder) minSize(f *Field, k kind) int {
 	switch k {
 	case kStruct:
+		if f.kind == kStruct && f.Nullable.Has(d.v) {
+			return 1 // the marker of a null struct
+		}
 		return d.structMin(f.Fields)
 	case kString:
 		return d.lenMin(f, 2)

@@ -1,0 +1,286 @@
+package dissect
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The wire types the ACL APIs never used, read by the same interpreter:
+// nullable structs, records, UUIDs, float64s, arrays of enum values and
+// versions newer than the definitions; each malformed as well as well
+// formed.
+
+// describeTopicPartitions is a DescribeTopicPartitions v0 request (75, a
+// nullable Cursor struct at its end) with the cursor's marker byte given.
+func describeTopicPartitions(marker string) []byte {
+	return rawRequest(75, 0, "02 0274 00 00000064 "+marker)
+}
+
+func TestNullableStruct(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		null       bool
+		problems   []Problem
+	}{
+		{"present", "01 0274 00000003 00 00", false, nil},
+		{"null", "ff 00", true, nil},
+		// Kafka reads any marker that is not negative as "present".
+		{"odd marker", "07 0274 00000003 00 00", false, []Problem{{0x18, "nullable struct marker is 7, not -1 or 1"}}},
+		{"other negative marker", "80 00", true, []Problem{{0x18, "nullable struct marker is -128, not -1 or 1"}}},
+		{"cut before the marker", "", false, []Problem{{0x18, "truncated: needs 1 bytes, 0 left"}}},
+		{"cut inside", "01 0274 0000", false, []Problem{{0x1b, "truncated: needs 4 bytes, 2 left"}}},
+	} {
+		frame := describeTopicPartitions(c.body)
+		m := Builtin().Decode(frame, Options{})
+		if !reflect.DeepEqual(m.Problems, c.problems) {
+			t.Errorf("%s: problems %v, want %v", c.name, m.Problems, c.problems)
+		}
+		if err := checkShape(m, frame, len(c.problems) == 0); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		cur := m.Tree.Find("DescribeTopicPartitionsRequest", "Cursor")
+		if cur == nil || cur.Offset != 0x18 {
+			t.Fatalf("%s: Cursor %+v", c.name, cur)
+		}
+		marker := cur.Child("present")
+		if marker == nil || marker.Offset != 0x18 {
+			t.Errorf("%s: no marker child: %+v", c.name, cur.Children)
+		}
+		if cur.Null != c.null {
+			t.Errorf("%s: null %v", c.name, cur.Null)
+		}
+		if c.null {
+			if cur.Display() != "null" || len(cur.Children) != 1 || cur.Size != 1 {
+				t.Errorf("%s: %q with %d children, %d bytes", c.name, cur.Display(), len(cur.Children), cur.Size)
+			}
+			if cur.Value() != nil || !strings.Contains(string(AppendJSON(nil, m)), `"name":"Cursor","type":"Cursor","value":null,"display":"null"`) {
+				t.Errorf("%s: JSON %s", c.name, AppendJSON(nil, m))
+			}
+		}
+		if c.name == "present" {
+			if n := cur.Child("PartitionIndex"); n == nil || n.Int != 3 || cur.Display() != "struct" {
+				t.Errorf("present: %+v", cur)
+			}
+		}
+	}
+	// kmsg writes the same bytes for both.
+	r := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	rt := kmsg.NewDescribeTopicPartitionsRequestTopic()
+	rt.Topic = "t"
+	r.Topics = append(r.Topics, rt)
+	r.ResponsePartitionLimit = 100
+	if got, want := r.AppendTo(nil), describeTopicPartitions("ff 00")[16:]; string(got) != string(want) {
+		t.Errorf("kmsg writes %x, the test %x", got, want)
+	}
+}
+
+// A records field is bytes with a note: record batches are another
+// dissector's work.
+func TestRecordsField(t *testing.T) {
+	r := kmsg.NewPtrProduceRequest()
+	r.SetVersion(9)
+	tp := kmsg.NewProduceRequestTopic()
+	tp.Topic = "orders"
+	p := kmsg.NewProduceRequestTopicPartition()
+	p.Records = []byte("not a real batch")
+	tp.Partitions = append(tp.Partitions, p)
+	r.Topics = append(r.Topics, tp)
+	m := Builtin().Decode(oracleFrame(0, 9, true, true, r.AppendTo(nil)), Options{})
+	n := m.Tree.Find("ProduceRequest", "TopicData", "TopicProduceData[0]", "PartitionData", "PartitionProduceData[0]", "Records")
+	if len(m.Problems) > 0 || n == nil {
+		t.Fatalf("problems %v, Records %+v", m.Problems, n)
+	}
+	if n.Type != "records" || string(n.Bytes) != "not a real batch" || !strings.HasSuffix(n.Display(), "(compact, len+1=17) ("+noteRecords+")") {
+		t.Errorf("Records %s %q", n.Type, n.Display())
+	}
+	// Null records (a fetch that returned nothing) are legal.
+	f := kmsg.NewPtrFetchResponse()
+	f.SetVersion(4)
+	ft := kmsg.NewFetchResponseTopic()
+	ft.Partitions = append(ft.Partitions, kmsg.NewFetchResponseTopicPartition())
+	f.Topics = append(f.Topics, ft)
+	m = Builtin().Decode(oracleFrame(1, 4, false, false, f.AppendTo(nil)), Options{Direction: Response, APIKey: 1, APIVersion: 4})
+	n = m.Tree.Find("FetchResponse", "Responses", "FetchableTopicResponse[0]", "Partitions", "PartitionData[0]", "Records")
+	if len(m.Problems) > 0 || n == nil || !n.Null || n.Display() != "null (int32 len=-1) ("+noteRecords+")" {
+		t.Errorf("problems %v, Records %+v", m.Problems, n)
+	}
+	// A records length beyond the frame is a problem at the length, and
+	// nothing is read.
+	frame := oracleFrame(0, 3, true, false, []byte{0xff, 0xff, 0, 1, 0, 0, 0, 5, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff})
+	m = Builtin().Decode(frame, Options{})
+	if len(m.Problems) != 1 || m.Problems[0] != (Problem{Offset: 0x2b, Message: "bytes length 2147483647 exceeds the 0 bytes left"}) {
+		t.Errorf("problems %v", m.Problems)
+	}
+}
+
+func TestUUIDAndFloat64(t *testing.T) {
+	// DescribeClientQuotas v0 response: one entry with a float64 quota.
+	q := kmsg.NewPtrDescribeClientQuotasResponse()
+	e := kmsg.NewDescribeClientQuotasResponseEntry()
+	val := kmsg.NewDescribeClientQuotasResponseEntryValue()
+	val.Key, val.Value = "producer_byte_rate", 1048576.5
+	e.Values = append(e.Values, val)
+	q.Entries = append(q.Entries, e)
+	m := Builtin().Decode(oracleFrame(48, 0, false, false, q.AppendTo(nil)), Options{Direction: Response, APIKey: 48, APIVersion: 0})
+	n := m.Tree.Find("DescribeClientQuotasResponse", "Entries", "EntryData[0]", "Values", "ValueData[0]", "Value")
+	if len(m.Problems) > 0 || n == nil || n.Kind != KindFloat || n.Display() != "1.0485765e+06" || n.Value() != 1048576.5 || n.Size != 8 {
+		t.Errorf("problems %v, Value %+v", m.Problems, n)
+	}
+	// Metadata v10 request: a topic by id.
+	md := kmsg.NewPtrMetadataRequest()
+	md.SetVersion(10)
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.TopicID = [16]byte{0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 1, 2, 3, 4, 5, 6, 7, 8}
+	md.Topics = append(md.Topics, mt)
+	m = Builtin().Decode(oracleFrame(3, 10, true, true, md.AppendTo(nil)), Options{})
+	n = m.Tree.Find("MetadataRequest", "Topics", "MetadataRequestTopic[0]", "TopicId")
+	if len(m.Problems) > 0 || n == nil || n.Kind != KindUUID || n.Display() != "12345678-9abc-def0-0102-030405060708" || n.Size != 16 {
+		t.Errorf("problems %v, TopicId %+v", m.Problems, n)
+	}
+	// Infinity and NaN are numbers JSON cannot hold; the JSON stays valid.
+	val.Value = math.Inf(1)
+	m = Builtin().Decode(oracleFrame(48, 0, false, false, q.AppendTo(nil)), Options{Direction: Response, APIKey: 48, APIVersion: 0})
+	if !json.Valid(AppendJSON(nil, m)) {
+		t.Errorf("JSON of an infinite quota is not valid: %s", AppendJSON(nil, m))
+	}
+}
+
+// Arrays of integers name their elements with the field's table.
+func TestArrayOfEnums(t *testing.T) {
+	r := kmsg.NewPtrShareAcknowledgeRequest()
+	r.SetVersion(1)
+	tp := kmsg.NewShareAcknowledgeRequestTopic()
+	p := kmsg.NewShareAcknowledgeRequestTopicPartition()
+	b := kmsg.NewShareAcknowledgeRequestTopicPartitionAcknowledgementBatch()
+	b.AcknowledgeTypes = []int8{1, 3, 9}
+	p.AcknowledgementBatches = append(p.AcknowledgementBatches, b)
+	tp.Partitions = append(tp.Partitions, p)
+	r.Topics = append(r.Topics, tp)
+	m := Builtin().Decode(oracleFrame(79, 1, true, true, r.AppendTo(nil)), Options{})
+	arr := m.Tree.Find("ShareAcknowledgeRequest", "Topics", "AcknowledgeTopic[0]", "Partitions", "AcknowledgePartition[0]",
+		"AcknowledgementBatches", "AcknowledgementBatch[0]", "AcknowledgeTypes")
+	if len(m.Problems) > 0 || arr == nil {
+		t.Fatalf("problems %v, %+v", m.Problems, arr)
+	}
+	var got []string
+	for _, c := range arr.Children[1:] {
+		got = append(got, c.Display())
+	}
+	if strings.Join(got, ", ") != "1 (ACCEPT), 3 (REJECT), 9 (unknown AcknowledgeType)" {
+		t.Errorf("elements %v", got)
+	}
+}
+
+// The tables named in the definitions: the values the protocol uses.
+func TestFieldEnums(t *testing.T) {
+	for _, c := range []struct {
+		e    *Enum
+		v    int64
+		name string
+	}{
+		{ConfigResourceType, 4, "BROKER"}, {ConfigResourceType, 32, "GROUP"}, {ConfigResourceType, 3, "unknown ConfigResourceType"},
+		{ConfigSource, 5, "DEFAULT_CONFIG"}, {ConfigType, 9, "PASSWORD"}, {ConfigOperation, 3, "SUBTRACT"},
+		{CoordinatorType, 2, "SHARE"}, {IsolationLevel, 1, "READ_COMMITTED"}, {ScramMechanism, 2, "SCRAM-SHA-512"},
+		{Acks, -1, "ALL"}, {GroupMemberType, -1, "UNKNOWN"}, {DeliveryState, 2, "ACKNOWLEDGED"}, {DeliveryState, 1, "unknown DeliveryState"},
+		{Enums["ApiKey"], 58, "Envelope"},
+	} {
+		if got := c.e.Name(c.v); got != c.name {
+			t.Errorf("%s %d: %s, want %s", c.e.Title, c.v, got, c.name)
+		}
+	}
+	// The tables follow their fields.
+	for _, c := range []struct {
+		key     int16
+		request bool
+		path    []string
+		enum    *Enum
+	}{
+		{32, true, []string{"Resources", "ResourceType"}, ConfigResourceType},
+		{32, false, []string{"Results", "Configs", "ConfigSource"}, ConfigSource},
+		{32, false, []string{"Results", "Configs", "Synonyms", "Source"}, ConfigSource},
+		{44, true, []string{"Resources", "Configs", "ConfigOperation"}, ConfigOperation},
+		{29, true, []string{"ResourceTypeFilter"}, ResourceType},
+		{10, true, []string{"KeyType"}, CoordinatorType},
+		{1, true, []string{"IsolationLevel"}, IsolationLevel},
+		{51, true, []string{"Upsertions", "Mechanism"}, ScramMechanism},
+		{0, true, []string{"Acks"}, Acks},
+		{18, false, []string{"ApiKeys", "ApiKey"}, Enums["ApiKey"]},
+		{24, false, []string{"ResultsByTopicV3AndBelow", "ResultsByPartition", "PartitionErrorCode"}, ErrorCode},
+		{78, false, []string{"Responses", "Partitions", "AcknowledgeErrorCode"}, ErrorCode},
+	} {
+		d := Builtin().req[c.key]
+		if !c.request {
+			d = Builtin().resp[c.key]
+		}
+		fs, f := d.Fields, (*Field)(nil)
+		for _, name := range c.path {
+			f = nil
+			for _, x := range fs {
+				if x.Name == name {
+					f = x
+				}
+			}
+			if f == nil {
+				break
+			}
+			fs = f.Fields
+		}
+		if f == nil || f.enum != c.enum {
+			t.Errorf("%s %v: enum %v, want %s", d.Name, c.path, f, c.enum.Title)
+		}
+	}
+}
+
+// A response or request of a version newer than every definition is read
+// as the newest one, with the problem first.
+func TestNewerVersionDissectedAsNewest(t *testing.T) {
+	r := kmsg.NewPtrMetadataRequest()
+	r.SetVersion(13)
+	r.Topics = append(r.Topics, kmsg.NewMetadataRequestTopic())
+	body := r.AppendTo(nil)
+	frame := oracleFrame(3, 14, true, true, body)
+	m := Builtin().Decode(frame, Options{})
+	if len(m.Problems) != 1 || m.Problems[0] != (Problem{Offset: 6, Message: "unsupported version v14 of MetadataRequest, dissected as v13"}) {
+		t.Fatalf("problems %v", m.Problems)
+	}
+	b := m.Tree.Child("MetadataRequest")
+	if b == nil || b.Doc != "message body, dissected as version 13, the newest kdissect knows" || m.Tree.Type != "message v14" || m.APIVersion != 14 {
+		t.Fatalf("body %+v, root %s", b, m.Tree.Type)
+	}
+	if err := checkShape(m, frame, false); err != nil {
+		t.Error(err)
+	}
+	if c := b.Find("Topics", "MetadataRequestTopic[0]", "Name"); c == nil || !c.Null {
+		t.Errorf("Topics[0].Name %+v", c)
+	}
+}
+
+// FuzzDecodeAnyAPI feeds arbitrary bytes to every definition, as a request
+// (whose header names its API) and as a response of any API and version:
+// no panic, and every tree keeps the invariants FuzzDecode checks.
+func FuzzDecodeAnyAPI(f *testing.F) {
+	for _, key := range []int16{0, 1, 3, 8, 11, 19, 32, 44, 51, 68, 75, 78} {
+		req := kmsg.RequestForKey(key)
+		v := req.MaxVersion()
+		req.SetVersion(v)
+		resp := req.ResponseKind()
+		resp.SetVersion(v)
+		f.Add(oracleFrame(key, v, true, req.IsFlexible(), req.AppendTo(nil)), uint8(key), uint8(v))
+		f.Add(oracleFrame(key, v, false, resp.IsFlexible(), resp.AppendTo(nil)), uint8(key), uint8(v))
+	}
+	f.Fuzz(func(t *testing.T, frame []byte, key, ver uint8) {
+		frame = frame[:len(frame):len(frame)]
+		checkFuzzed(t, Builtin().Decode(frame, Options{}), frame)
+		o := Options{Direction: Response, APIKey: int16(key) % (MaxAPIKey + 1), APIVersion: int16(ver % 32)}
+		checkFuzzed(t, Builtin().Decode(frame, o), frame)
+		o.Head = true
+		if err := checkRendered(Builtin().Decode(frame, o)); err != nil {
+			t.Fatalf("head decode: %v", err)
+		}
+	})
+}
