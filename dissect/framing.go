@@ -77,11 +77,14 @@ func (k KafkaFraming) Keep(head []byte) (body, response, all bool) {
 	if saslKey(key) {
 		return true, true, key == saslHandshakeKey && binary.BigEndian.Uint16(head[6:]) == 0
 	}
+	// An ApiVersions request names the client software (Session reads
+	// it for every connection); its response is kept only when shown.
+	soft := key == apiVersionsKey
 	if k.Wants != nil && !k.Wants(key) {
-		return false, false, false
+		return soft, false, false
 	}
 	if k.Registry == nil {
 		return true, true, false
 	}
-	return k.Registry.HasDefinition(key, true), k.Registry.HasDefinition(key, false), false
+	return soft || k.Registry.HasDefinition(key, true), k.Registry.HasDefinition(key, false), false
 }

@@ -61,6 +61,9 @@ type Exchange struct {
 	// seen: the established identity, else the one an authentication
 	// under way claims, else nothing known.
 	Identity Identity
+	// Software is the client software the connection's ApiVersions
+	// request named so far; nil when none did.
+	Software *ClientSoftware
 }
 
 // Unmatched is a complete response whose request was not captured.
@@ -117,6 +120,8 @@ type Session[M any] struct {
 	Guess bool
 	// ShowSecrets decodes secrets as they are on the wire.
 	ShowSecrets bool
+	// MaxDecompressed is Options.MaxDecompressed for the messages handed out.
+	MaxDecompressed int
 
 	reg   *Registry
 	dec   *Decoder // hands out each message before the next is decoded
@@ -138,6 +143,7 @@ type conn[M any] struct {
 	// awaiting holds responses that wait for their request (entry.awaiting).
 	awaiting map[int32]*entry[M]
 	id       *IdentityTracker
+	soft     *ClientSoftware
 }
 
 // pending is a request awaiting its response.
@@ -249,9 +255,9 @@ func (c *conn[M]) isKafka(f FrameInfo) bool {
 	return ok && c.pending[corr] != nil
 }
 
-func (s *Session[M]) newEntry(meta M, f FrameInfo) *entry[M] {
+func (s *Session[M]) newEntry(meta M, c *conn[M], f FrameInfo) *entry[M] {
 	s.index++
-	return &entry[M]{meta: meta, conn: f.Conn, time: f.First, x: Exchange{Index: s.index}, size: len(f.Data), head: f.Head}
+	return &entry[M]{meta: meta, conn: f.Conn, time: f.First, x: Exchange{Index: s.index, Software: c.soft}, size: len(f.Data), head: f.Head}
 }
 
 // identity is what is known of c's identity now.
@@ -284,7 +290,7 @@ func (s *Session[M]) observe(c *conn[M], key int16, frame []byte, o Options) Ide
 
 // token takes a raw SASL token (after SaslHandshake v0).
 func (s *Session[M]) token(meta M, c *conn[M], f FrameInfo) {
-	e := s.newEntry(meta, f)
+	e := s.newEntry(meta, c, f)
 	dir := Request
 	if !f.FromClient {
 		dir = Response
@@ -300,6 +306,11 @@ func (s *Session[M]) token(meta M, c *conn[M], f FrameInfo) {
 func (s *Session[M]) request(meta M, c *conn[M], f FrameInfo) {
 	h, ok := PeekRequest(f.Data)
 	o := Options{Direction: Request, Head: f.Head, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets}
+	if ok && h.APIKey == apiVersionsKey && h.APIVersion >= 3 && !f.Head {
+		if cs, ok := readClientSoftware(f.Data); ok {
+			c.soft = &cs
+		}
+	}
 	if ok && !s.wants(h.APIKey) && c.awaiting[h.CorrelationID] == nil {
 		// Not shown, and no response waits for it: only counted and
 		// remembered, without an entry (the common Produce and Fetch).
@@ -308,7 +319,7 @@ func (s *Session[M]) request(meta M, c *conn[M], f FrameInfo) {
 		c.expect(h, s.index, f.Last, false)
 		return
 	}
-	e := s.newEntry(meta, f)
+	e := s.newEntry(meta, c, f)
 	e.opts = o
 	if ok {
 		e.x.Identity = s.observe(c, h.APIKey, f.Data, o)
@@ -425,7 +436,7 @@ func (s *Session[M]) response(meta M, c *conn[M], f FrameInfo) {
 		s.observe(c, p.key, f.Data, Options{Direction: Response, APIKey: p.key, APIVersion: p.ver, Head: f.Head, Mechanism: c.id.Mechanism()})
 		return
 	}
-	e := s.newEntry(meta, f)
+	e := s.newEntry(meta, c, f)
 	if p == nil {
 		e.frame = append([]byte(nil), f.Data...)
 		e.kind, e.corr = entryUnmatched, corr
@@ -546,6 +557,7 @@ func (s *Session[M]) emit(e *entry[M]) {
 		}
 	default:
 		x := e.x
+		e.opts.MaxDecompressed = s.MaxDecompressed
 		x.Options = e.opts
 		s.sink.Message(e.meta, x, s.dec.Decode(e.frame, e.opts))
 	}

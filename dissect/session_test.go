@@ -138,3 +138,39 @@ func TestSessionClosedDuringAuthentication(t *testing.T) {
 		"auth #3 SaslAuthenticate request peer=0 by User:mallory (failed)",
 	)
 }
+
+// softwareLog keeps the client software each message carries.
+type softwareLog struct {
+	sessionLog
+	soft []*ClientSoftware
+}
+
+func (r *softwareLog) Message(meta string, x Exchange, m *Message) {
+	r.soft = append(r.soft, x.Software)
+}
+
+// Every message of a connection carries the client software its
+// ApiVersions v3+ request named, whatever APIs are shown; before it, none.
+func TestSessionNamesTheClientSoftware(t *testing.T) {
+	av := kmsg.NewApiVersionsRequest()
+	av.Version = 3
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "kafka-acls", "4.1.0\x1b"
+	apiVersions := testkit.KmsgRequest(&av, 2, testkit.Ptr("adminclient-1"))
+	log := &softwareLog{}
+	s := NewSession[string](NewRegistry(), log)
+	s.Wants = func(k int16) bool { return k == 30 } // ApiVersions is not shown
+	s.Frame("a", client(1, 1, testkit.KmsgRequest(sampleCreateReq(3, 0), 1, nil)))
+	s.Frame("b", client(1, 2, apiVersions))
+	s.Frame("c", client(1, 3, testkit.KmsgRequest(sampleCreateReq(3, 0), 3, nil)))
+	s.Flush()
+	want := ClientSoftware{"kafka-acls", "4.1.0\x1b"}
+	if len(log.soft) != 2 || log.soft[0] != nil || log.soft[1] == nil || *log.soft[1] != want {
+		t.Fatalf("software per message: %v", log.soft)
+	}
+	// A cut or lying frame names nothing.
+	for _, bad := range [][]byte{apiVersions[:20], {0, 0, 0, 10, 0, 18, 0, 3, 0, 0, 0, 1, 0x7f, 0xff}} {
+		if cs, ok := readClientSoftware(bad); ok {
+			t.Errorf("%x: read %v", bad, cs)
+		}
+	}
+}

@@ -52,6 +52,9 @@ func (f *Feed) Record(r *capture.Record) {
 	e.HasProblems = r.Malformed
 	e.Index, e.Time, e.Src, e.Dst, e.Peer = x.Index, r.Time, r.Flow.Src.String(), r.Flow.Dst.String(), x.Peer
 	e.Who, e.Identity = x.Identity.String(), x.Identity
+	if cs := x.Software; cs != nil {
+		e.Software = cs.Name + " " + cs.Version
+	}
 	if r.TLS != nil {
 		e.TLS = "TLS " + r.TLS.Version + " " + r.TLS.Cipher
 	}

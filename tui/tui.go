@@ -43,6 +43,9 @@ type Entry struct {
 	// TLS names the session the message was decrypted from ("TLS 1.3
 	// TLS_AES_128_GCM_SHA256"); "" for plaintext.
 	TLS string
+	// Software is the client software the connection's ApiVersions
+	// request named ("kgo 1.20"), "" when none did.
+	Software string
 }
 
 // failed reports whether the entry is what the errors filter keeps: a

@@ -196,6 +196,9 @@ func (m *Model) statusLines() []string {
 			if e := m.list.selected(); e != nil && e.Who != "" {
 				sum += " by " + dissect.Escape(e.Who)
 			}
+			if e := m.list.selected(); e != nil && e.Software != "" {
+				sum += " using " + dissect.Escape(e.Software)
+			}
 			if e := m.list.selected(); e != nil && e.TLS != "" {
 				// First, where the width never cuts it off.
 				v, _, _ := strings.Cut(strings.TrimPrefix(e.TLS, "TLS "), " ")

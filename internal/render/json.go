@@ -81,6 +81,16 @@ func appendMessageJSON(b []byte, r *capture.Record) []byte {
 		b = dissect.AppendJSONString(b, t.SNI)
 		b = append(b, '}')
 	}
+	b = append(b, `,"client_software":`...)
+	if cs := r.Exchange.Software; cs == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"name":`...)
+		b = dissect.AppendJSONString(b, cs.Name)
+		b = append(b, `,"version":`...)
+		b = dissect.AppendJSONString(b, cs.Version)
+		b = append(b, '}')
+	}
 	b = append(b, ',')
 	return dissect.AppendJSONFields(b, r.Message)
 }

@@ -31,8 +31,9 @@ func everyRecord() []capture.Record {
 	req := dissect.Builtin().Decode([]byte{0, 0, 0, 21, 0, 30, 0, 3, 0, 0, 0, 2, 0, 1, 'x', 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, dissect.Options{})
 	return []capture.Record{
 		{Kind: capture.KindMessage, Flow: flow, Time: at, Packets: []int{3, 4}, Message: req,
-			Exchange: dissect.Exchange{Index: 1, Identity: dissect.Identity{Principal: "User:\u202eevil", Source: "sasl", Authenticated: true}},
-			TLS:      &capture.TLS{Version: "1.3", Cipher: "TLS_AES_128_GCM_SHA256", SNI: "k\x1b[2J"}, File: "a.pcap"},
+			Exchange: dissect.Exchange{Index: 1, Identity: dissect.Identity{Principal: "User:\u202eevil", Source: "sasl", Authenticated: true},
+				Software: &dissect.ClientSoftware{Name: "kadm\u202e", Version: "1"}},
+			TLS: &capture.TLS{Version: "1.3", Cipher: "TLS_AES_128_GCM_SHA256", SNI: "k\x1b[2J"}, File: "a.pcap"},
 		{Kind: capture.KindUnmatched, Flow: flow, Time: at, Unmatched: dissect.Unmatched{Index: 2, CorrelationID: 9, Size: 20}},
 		{Kind: capture.KindIncomplete, Flow: flow, Time: at, Event: &reassembly.Incomplete{Flow: flow, Have: 5, Want: 30, Reason: "gap", Time: at},
 			Cut: dissect.Incomplete{Index: 3, HasAPI: true, APIKey: 30, APIVersion: 3, CorrelationID: 4, Peer: 4}},
@@ -75,6 +76,9 @@ func TestJSONLinesAreValid(t *testing.T) {
 		if strings.ContainsAny(l, "\x1b\u202e") {
 			t.Errorf("line %d carries raw control or bidi characters: %q", i, l)
 		}
+	}
+	if !strings.Contains(lines[0], `"client_software":{"name":"kadm\u202e","version":"1"}`) {
+		t.Errorf("client software: %s", lines[0])
 	}
 	if !strings.Contains(lines[0], `"file":"a.pcap","principal"`) || !strings.HasSuffix(lines[3], `,"file":"a.pcap"}`) {
 		t.Errorf("file key misplaced:\n%s\n%s", lines[0], lines[3])
