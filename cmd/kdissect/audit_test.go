@@ -165,6 +165,7 @@ func expectedRows(t *testing.T, sc *traffic.ExpectFile, msgs map[string]jsonMess
 				"client_id": clientID, "api_version": float64(ex.Version), "correlation_id": float64(ex.CorrelationID),
 				"error_code": nil, "error_name": nil, "error_message": nil, "filter_index": nil,
 				"latency_us": float64(*resp.LatencyUs), "request_index": float64(req.Index), "response_index": float64(resp.Index),
+				"kind": "acl", "target": nil,
 			}
 		}
 		outcome := func(r map[string]any, code int16, msg *string) {
@@ -553,6 +554,7 @@ func TestAuditNoResponse(t *testing.T) {
 			"principal": "User:alice", "host": "*", "operation": "WRITE", "permission": "ALLOW"},
 		"result": "no_response", "error_code": nil, "error_name": nil, "error_message": nil, "filter_index": nil,
 		"latency_us": nil, "request_index": float64(req.Index), "response_index": nil,
+		"kind": "acl", "target": nil,
 	}
 	if !reflect.DeepEqual(rows[0], want) {
 		gj, _ := json.Marshal(rows[0])
@@ -570,7 +572,7 @@ func TestAuditUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"audit", "--format", "xml", "x.pcap"}, "kdissect: --format takes table, csv or json\n"},
+		{[]string{"audit", "--format", "xml", "x.pcap"}, "kdissect: --format takes table, csv, json or ocsf\n"},
 		{[]string{"audit", "--effect", "--failed", "x.pcap"}, "kdissect: --effect counts accepted changes only: it does not go with --failed\n"},
 		{[]string{"audit"}, "kdissect: no capture: give pcap/pcapng FILEs, - for standard input, or --iface NAME\n"},
 		{[]string{"audit", "--width", "-3", "x.pcap"}, "kdissect: --width takes a positive value\n"},

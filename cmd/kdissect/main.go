@@ -21,7 +21,14 @@ const (
 	exitOK        = 0
 	exitUsage     = 1 // bad input or usage
 	exitMalformed = 2 // the input held malformed Kafka data (still printed)
+	// exitIncomplete: the audit's log may miss changes (blind spots). Malformed
+	// data is a blind spot too, so 2 wins over 3; 1 over both.
+	exitIncomplete = 3
 )
+
+// errIncomplete is what a command returns when its output may be
+// incomplete (exit 3), having said why.
+var errIncomplete = errors.New("the log may be incomplete")
 
 // usageError is a mistake on the command line: exit 1 with the usage hint
 // of the command it was made on.
@@ -62,6 +69,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, errHelp):
 		return exitOK
+	case errors.Is(err, errIncomplete) && malformed:
+		return exitMalformed
+	case errors.Is(err, errIncomplete):
+		return exitIncomplete
 	case errors.As(err, &ue), errors.As(err, &ce):
 		help := "kdissect --help"
 		if name != "" {

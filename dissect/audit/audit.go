@@ -17,13 +17,36 @@ import (
 	"github.com/kdissect/kdissect/dissect"
 )
 
-// Action is what a row does to the cluster's ACLs.
+// Action is what a row does to the cluster's security state.
 type Action string
 
 const (
-	Create Action = "create"
-	Delete Action = "delete"
+	Create   Action = "create" // an ACL binding, a delegation token
+	Delete   Action = "delete" // an ACL binding, a SCRAM credential, a config key
+	Upsert   Action = "upsert" // a SCRAM credential
+	Renew    Action = "renew"  // a delegation token
+	Expire   Action = "expire"
+	Set      Action = "set" // a quota, a config key
+	Remove   Action = "remove"
+	Append   Action = "append"
+	Subtract Action = "subtract"
+	Replace  Action = "replace" // a config key given to the legacy AlterConfigs
+	Describe Action = "describe"
 )
+
+// Kind is what a row changes.
+type Kind string
+
+const (
+	KindACL    Kind = "acl"
+	KindSCRAM  Kind = "scram"
+	KindToken  Kind = "token"
+	KindQuota  Kind = "quota"
+	KindConfig Kind = "config"
+)
+
+// Kinds are every kind, in the order the table's summary names them.
+var Kinds = []Kind{KindACL, KindSCRAM, KindToken, KindQuota, KindConfig}
 
 // Result values of a row.
 const (
@@ -46,6 +69,13 @@ type Meta struct {
 	// only responses carry it.
 	Latency    time.Duration
 	HasLatency bool
+	// Inferred: a response whose request was not captured, decoded as the
+	// first ACL response definition that fits it (dissect.Exchange.Inferred).
+	Inferred bool
+	// ShowSecrets: sensitive config values are copied as they are, not
+	// redacted (--show-secrets). It is here because what a row keeps is
+	// decided when the message is read.
+	ShowSecrets bool
 }
 
 // Binding is an ACL binding, or a DeleteAcls filter. Enums are Kafka's
@@ -65,17 +95,27 @@ type Binding struct {
 // request.
 type Request struct {
 	Meta
-	Action        Action
+	Kind          Kind
+	APIKey        int16
+	Action        Action // ACL requests; the other kinds' are per change
 	APIVersion    int16
 	CorrelationID int32
 	ClientID      *string
 	Bindings      []Binding // creations or filters, in request order
+	// Changes are the other kinds' entries, in request order.
+	Changes      []Change
+	ValidateOnly bool
+	// token is the HMAC's digest of a renew or expire, to find the
+	// token's create; the HMAC itself is never kept.
+	token string
 }
 
 // Response is what the change log needs of a CreateAcls or DeleteAcls
 // response.
 type Response struct {
 	Meta
+	Kind          Kind
+	APIKey        int16
 	Action        Action
 	APIVersion    int16
 	CorrelationID int32
@@ -83,6 +123,10 @@ type Response struct {
 	// be read (a frame cut after its header), else 0.
 	RequestIndex int
 	Results      []Outcome // per creation, or per filter
+	// Entries are the other kinds' answers.
+	Entries []Entry
+	// created is what a CreateDelegationToken response says of its token.
+	created *tokenInfo
 }
 
 // Outcome is the broker's answer to one creation or one filter.
@@ -101,6 +145,8 @@ type Match struct {
 
 // Row is one line of the change log. Pointers are null in JSON.
 type Row struct {
+	Kind          Kind
+	APIKey        int16
 	Time          time.Time
 	Client        netip.AddrPort
 	Broker        netip.AddrPort
@@ -109,7 +155,8 @@ type Row struct {
 	Action        Action
 	APIVersion    int16
 	CorrelationID int32
-	Binding       Binding
+	Binding       Binding // acl rows; zero (null) when not captured
+	Target        *Target // the other kinds' rows
 	Result        string
 	ErrorCode     *int16
 	ErrorName     *string
@@ -118,6 +165,12 @@ type Row struct {
 	LatencyUs     *int64
 	RequestIndex  *int
 	ResponseIndex *int
+	// Inferred: the row comes from a response alone, its API and version
+	// guessed (Meta.Inferred).
+	Inferred bool
+	// ValidateOnly: the request asked the broker to check the change, not
+	// to make it.
+	ValidateOnly bool
 	// Effect is "added" or "removed" on the rows Effect returns, else "".
 	Effect string
 }
@@ -135,9 +188,9 @@ func ReadRequest(m *dissect.Message, meta Meta) *Request {
 	}
 	act, ok := actionOf(m.APIKey)
 	if !ok {
-		return nil
+		return readKindRequest(m, meta)
 	}
-	r := &Request{Meta: meta, Action: act, APIVersion: m.APIVersion, CorrelationID: m.CorrelationID}
+	r := &Request{Meta: meta, Kind: KindACL, APIKey: m.APIKey, Action: act, APIVersion: m.APIVersion, CorrelationID: m.CorrelationID}
 	if hdr := m.Tree.Child("RequestHeader"); hdr != nil {
 		r.ClientID = str(hdr.Child("client_id"))
 	}
@@ -169,9 +222,9 @@ func ReadResponse(m *dissect.Message, meta Meta) *Response {
 	}
 	act, ok := actionOf(m.APIKey)
 	if !ok {
-		return nil
+		return readKindResponse(m, meta)
 	}
-	r := &Response{Meta: meta, Action: act, APIVersion: m.APIVersion, CorrelationID: m.CorrelationID}
+	r := &Response{Meta: meta, Kind: KindACL, APIKey: m.APIKey, Action: act, APIVersion: m.APIVersion, CorrelationID: m.CorrelationID}
 	body := bodyOf(m.Tree)
 	list := "Results"
 	if act == Delete {
@@ -306,11 +359,15 @@ func Rows(req *Request, resp *Response) []Row {
 	switch {
 	case req == nil && resp == nil:
 		return nil
+	case req == nil && resp.Kind != KindACL:
+		return kindResponseOnlyRows(resp)
 	case req == nil:
 		return responseOnlyRows(resp)
+	case req.Kind != KindACL:
+		return kindRows(req, resp)
 	}
 	base := Row{
-		Time: req.Time, Client: req.Client, Broker: req.Broker, Principal: req.Principal,
+		Kind: KindACL, APIKey: req.APIKey, Time: req.Time, Client: req.Client, Broker: req.Broker, Principal: req.Principal,
 		ClientID: req.ClientID, Action: req.Action, APIVersion: req.APIVersion,
 		CorrelationID: req.CorrelationID, RequestIndex: index(req.Index),
 	}
@@ -361,12 +418,16 @@ func Rows(req *Request, resp *Response) []Row {
 }
 
 // responseOnlyRows are the rows of a response whose request is unknown:
-// only the bindings a DeleteAcls response names.
+// the bindings a DeleteAcls response names, and, when the response's API
+// was guessed, one row per CreateAcls result, its binding unknown. (A
+// CreateAcls response whose request was cut is a blind spot instead: the
+// cut frame is reported.)
 func responseOnlyRows(resp *Response) []Row {
-	if resp.Action != Delete {
+	if resp.Action != Delete && !resp.Inferred {
 		return nil
 	}
 	base := Row{
+		Kind: KindACL, APIKey: resp.APIKey, Inferred: resp.Inferred,
 		// The request's time is unknown: the response's stands in.
 		Time: resp.Time, Client: resp.Client, Broker: resp.Broker, Principal: resp.Principal,
 		Action: resp.Action, APIVersion: resp.APIVersion, CorrelationID: resp.CorrelationID,
@@ -378,6 +439,12 @@ func responseOnlyRows(resp *Response) []Row {
 	}
 	var rows []Row
 	for i, o := range resp.Results {
+		if resp.Action == Create {
+			r := base
+			setOutcome(&r, o.ErrorCode, o.ErrorMessage)
+			rows = append(rows, r)
+			continue
+		}
 		for _, mt := range o.Matching {
 			r := base
 			r.FilterIndex = ptr(i)

@@ -98,7 +98,7 @@ func TestCreateRows(t *testing.T) {
 		if v == 0 {
 			pre = lit // v0 carries no pattern type: Kafka implies LITERAL
 		}
-		base := Row{Time: t0, Client: client, Broker: broker, Principal: testkit.Ptr("User:admin"), ClientID: testkit.Ptr("kadm"),
+		base := Row{Kind: KindACL, APIKey: 30, Time: t0, Client: client, Broker: broker, Principal: testkit.Ptr("User:admin"), ClientID: testkit.Ptr("kadm"),
 			Action: Create, APIVersion: v, CorrelationID: 7, LatencyUs: testkit.Ptr(int64(231)),
 			RequestIndex: testkit.Ptr(15), ResponseIndex: testkit.Ptr(16)}
 		want := []Row{base, base, base}
@@ -160,7 +160,7 @@ func TestDeleteRows(t *testing.T) {
 		mreq, mresp := deleteExchange(t, v)
 		rows := Rows(ReadRequest(mreq, reqMeta(25)), ReadResponse(mresp, respMeta(26)))
 		lit := testkit.Ptr("LITERAL")
-		base := Row{Time: t0, Client: client, Broker: broker, Principal: testkit.Ptr("User:admin"),
+		base := Row{Kind: KindACL, APIKey: 31, Time: t0, Client: client, Broker: broker, Principal: testkit.Ptr("User:admin"),
 			Action: Delete, APIVersion: v, CorrelationID: 9, LatencyUs: testkit.Ptr(int64(231)),
 			RequestIndex: testkit.Ptr(25), ResponseIndex: testkit.Ptr(26), FilterIndex: testkit.Ptr(0)}
 		want := []Row{base, base, base, base}
@@ -214,7 +214,7 @@ func TestResponseWithoutRequest(t *testing.T) {
 	if len(rows) != 2 {
 		t.Fatalf("%d rows, want the 2 matching ACLs: %s", len(rows), jsonOf(t, rows))
 	}
-	want := Row{Time: t0.Add(time.Millisecond), Client: client, Broker: broker, Principal: testkit.Ptr("User:admin"),
+	want := Row{Kind: KindACL, APIKey: 31, Time: t0.Add(time.Millisecond), Client: client, Broker: broker, Principal: testkit.Ptr("User:admin"),
 		Action: Delete, APIVersion: 3, CorrelationID: 9, LatencyUs: testkit.Ptr(int64(231)),
 		RequestIndex: testkit.Ptr(40), ResponseIndex: testkit.Ptr(41), FilterIndex: testkit.Ptr(0), Result: "ok",
 		Binding: bind(testkit.Ptr("TOPIC"), testkit.Ptr("orders"), testkit.Ptr("LITERAL"), testkit.Ptr("User:alice"), testkit.Ptr("*"), testkit.Ptr("READ"), testkit.Ptr("ALLOW"))}
@@ -252,7 +252,7 @@ func sampleRows(t *testing.T) []Row {
 
 var jsonKeys = []string{"time", "client", "broker", "principal", "client_id", "action", "api_version",
 	"correlation_id", "binding", "result", "error_code", "error_name", "error_message", "filter_index",
-	"latency_us", "request_index", "response_index"}
+	"latency_us", "request_index", "response_index", "kind", "target"}
 
 func TestJSON(t *testing.T) {
 	rows := sampleRows(t)
@@ -289,6 +289,7 @@ func TestJSON(t *testing.T) {
 			"principal": "User:bob", "host": "*", "operation": "READ", "permission": "ALLOW"},
 		"result": "error", "error_code": -1.0, "error_name": "UNKNOWN_SERVER_ERROR", "error_message": "disk on fire",
 		"filter_index": 0.0, "latency_us": 231.0, "request_index": 25.0, "response_index": 26.0,
+		"kind": "acl", "target": nil,
 	}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("line 4:\n got %v\nwant %v", r, want)
@@ -314,7 +315,8 @@ func TestCSV(t *testing.T) {
 	}
 	want := []string{"2026-11-29T18:24:47.281861Z", "192.0.2.10:50500", "192.0.2.1:9092", "User:admin", "kadm",
 		"create", "3", "7", "GROUP", "consumers-", "PREFIXED", "User:bob", "*", "READ", "DENY",
-		"error", "31", "CLUSTER_AUTHORIZATION_FAILED", "CLUSTER_AUTHORIZATION_FAILED", "", "231", "15", "16"}
+		"error", "31", "CLUSTER_AUTHORIZATION_FAILED", "CLUSTER_AUTHORIZATION_FAILED", "", "231", "15", "16",
+		"acl", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", ""}
 	if !reflect.DeepEqual(recs[2], want) {
 		t.Errorf("record 2\n got %q\nwant %q", recs[2], want)
 	}
@@ -481,12 +483,12 @@ func TestEffect(t *testing.T) {
 	}
 	b.Reset()
 	WriteJSON(&b, got)
-	if !strings.Contains(b.String(), `"response_index":null,"effect":"added"}`) {
+	if !strings.Contains(b.String(), `"response_index":null,"kind":"acl","target":null,"effect":"added"}`) {
 		t.Errorf("effect JSON: %s", b.String())
 	}
 	b.Reset()
 	WriteCSV(&b, nil, CSVOptions{Effect: true})
-	if !strings.HasSuffix(b.String(), ",response_index,effect\n") {
+	if !strings.HasSuffix(b.String(), ",response_index,kind,inferred,validate_only,target_user,target_mechanism,target_iterations,target_owner,target_renewers,target_max_lifetime_ms,target_renew_period_ms,target_expiry_period_ms,target_token_id,target_entity,target_resource_type,target_resource_name,target_key,target_value,effect\n") {
 		t.Errorf("effect CSV header: %s", b.String())
 	}
 }

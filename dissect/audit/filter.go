@@ -2,6 +2,7 @@ package audit
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -86,9 +87,24 @@ func Effect(rows []Row) []Row {
 		added bool
 	}
 	net := map[string]*state{}
+	others := map[string]Row{}
 	for _, r := range rows {
-		if r.Result != ResultOK {
+		if r.Result != ResultOK || r.ValidateOnly || r.Action == Describe {
 			continue
+		}
+		if r.kind() != KindACL {
+			// The other kinds' net change is their last accepted value.
+			r.Effect = pastTense(r.Action)
+			if r.Action == Replace {
+				r.Effect = "set"
+			}
+			k := targetKey(&r)
+			delete(others, k) // to the end: the order of the last change
+			others[k] = r
+			continue
+		}
+		if r.Binding == (Binding{}) {
+			continue // an inferred creation: which binding is unknown
 		}
 		k := bindingKey(&r.Binding)
 		add := r.Action == Create
@@ -116,6 +132,58 @@ func Effect(rows []Row) []Row {
 		}
 		return bindingKey(&out[i].Binding) < bindingKey(&out[j].Binding)
 	})
+	rest := make([]Row, 0, len(others))
+	for _, r := range others {
+		rest = append(rest, r)
+	}
+	order := map[Kind]int{}
+	for i, k := range Kinds {
+		order[k] = i
+	}
+	sort.Slice(rest, func(i, j int) bool {
+		if a, b := order[rest[i].kind()], order[rest[j].kind()]; a != b {
+			return a < b
+		}
+		return targetKey(&rest[i]) < targetKey(&rest[j])
+	})
+	return append(out, rest...)
+}
+
+// targetKey identifies what a row of another kind than acl changes: a
+// user's credential for a mechanism, a token, a quota of an entity, a
+// resource's config key.
+func targetKey(r *Row) string {
+	t := r.Target
+	if t == nil {
+		return string(r.kind())
+	}
+	parts := []string{string(r.kind())}
+	switch r.kind() {
+	case KindSCRAM:
+		parts = append(parts, keyOf(t.User), keyOf(t.Mechanism))
+	case KindToken:
+		if t.TokenID == nil {
+			// A token the capture did not see created: each change its own.
+			parts = append(parts, "\x00", strconv.Itoa(order(r)))
+		} else {
+			parts = append(parts, *t.TokenID)
+		}
+	case KindQuota:
+		parts = append(parts, entityKey(t.Entity), keyOf(t.Key))
+	case KindConfig:
+		parts = append(parts, keyOf(t.ResourceType), keyOf(t.ResourceName), keyOf(t.Key))
+	}
+	return strings.Join(parts, "\x01")
+}
+
+// OfKinds keeps the rows of these kinds.
+func OfKinds(rows []Row, kinds []Kind) []Row {
+	var out []Row
+	for _, r := range rows {
+		if contains(kinds, r.kind()) {
+			out = append(out, r)
+		}
+	}
 	return out
 }
 

@@ -14,6 +14,12 @@ import (
 type Log struct {
 	reqs map[int]*Request // by message index, awaiting a response
 	rows []Row
+	// tokens are the delegation tokens created in the capture, by their
+	// HMAC's digest: a renewal or expiry names only the HMAC.
+	tokens map[string]tokenInfo
+	// Reads keeps the describes (DescribeAcls, ...) as rows; without it
+	// they are left out.
+	Reads bool
 	// Stream, when set, takes each exchange's rows as its response comes
 	// instead of the log keeping them; Finish then returns only the
 	// unanswered requests' rows.
@@ -21,17 +27,21 @@ type Log struct {
 }
 
 // NewLog returns an empty log.
-func NewLog() *Log { return &Log{reqs: map[int]*Request{}} }
+func NewLog() *Log { return &Log{reqs: map[int]*Request{}, tokens: map[string]tokenInfo{}} }
 
 // Add takes a decoded message. meta is where it was captured, its Client
 // and Broker already the connection's two sides; peer is the index of its
 // counterpart (Exchange.Peer), 0 when there is none.
 func (l *Log) Add(m *dissect.Message, meta Meta, peer int) {
-	if m == nil {
+	if m == nil || IsRead(m.APIKey) && !l.Reads {
 		return
 	}
 	if m.Direction == dissect.Request {
 		if r := ReadRequest(m, meta); r != nil {
+			if t, ok := l.tokens[r.token]; ok && r.token != "" && len(r.Changes) == 1 {
+				c := &r.Changes[0].Target
+				c.Owner, c.Renewers, c.TokenID = t.owner, t.renewers, t.id
+			}
 			l.reqs[meta.Index] = r
 		}
 		return
@@ -48,6 +58,10 @@ func (l *Log) Add(m *dissect.Message, meta Meta, peer int) {
 		resp.RequestIndex = peer
 	}
 	rows := Rows(req, resp)
+	if resp.created != nil && len(rows) == 1 && rows[0].Result == ResultOK && rows[0].Target != nil {
+		t := rows[0].Target
+		l.tokens[resp.created.hash] = tokenInfo{owner: t.Owner, renewers: t.Renewers, id: t.TokenID}
+	}
 	if l.Stream != nil {
 		l.Stream(rows)
 		return

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -46,21 +47,14 @@ func appendRowJSON(b []byte, r *Row) []byte {
 	b = strconv.AppendInt(b, int64(r.APIVersion), 10)
 	b = append(b, `,"correlation_id":`...)
 	b = strconv.AppendInt(b, int64(r.CorrelationID), 10)
-	b = append(b, `,"binding":{"resource_type":`...)
-	b = jsonStr(b, r.Binding.ResourceType)
-	b = append(b, `,"resource_name":`...)
-	b = jsonStr(b, r.Binding.ResourceName)
-	b = append(b, `,"pattern_type":`...)
-	b = jsonStr(b, r.Binding.PatternType)
-	b = append(b, `,"principal":`...)
-	b = jsonStr(b, r.Binding.Principal)
-	b = append(b, `,"host":`...)
-	b = jsonStr(b, r.Binding.Host)
-	b = append(b, `,"operation":`...)
-	b = jsonStr(b, r.Binding.Operation)
-	b = append(b, `,"permission":`...)
-	b = jsonStr(b, r.Binding.Permission)
-	b = append(b, `},"result":"`...)
+	b = append(b, `,"binding":`...)
+	if r.Binding == (Binding{}) {
+		// Not an ACL row, or a binding the capture did not hold.
+		b = append(b, "null"...)
+	} else {
+		b = appendBindingJSON(b, &r.Binding)
+	}
+	b = append(b, `,"result":"`...)
 	b = append(b, r.Result...)
 	b = append(b, `","error_code":`...)
 	b = jsonInt(b, r.ErrorCode)
@@ -76,12 +70,132 @@ func appendRowJSON(b []byte, r *Row) []byte {
 	b = jsonInt(b, r.RequestIndex)
 	b = append(b, `,"response_index":`...)
 	b = jsonInt(b, r.ResponseIndex)
+	// The keys added after issue 10 come last, so that a script (and a
+	// CSV column) finds the old ones where they were.
+	b = append(b, `,"kind":"`...)
+	b = append(b, r.kind()...)
+	b = append(b, `","target":`...)
+	b = appendTargetJSON(b, r)
+	if r.Inferred {
+		b = append(b, `,"inferred":true`...)
+	}
+	if r.ValidateOnly {
+		b = append(b, `,"validate_only":true`...)
+	}
 	if r.Effect != "" {
 		b = append(b, `,"effect":"`...)
 		b = append(b, r.Effect...)
 		b = append(b, '"')
 	}
 	return append(b, "}\n"...)
+}
+
+func appendBindingJSON(b []byte, bd *Binding) []byte {
+	b = append(b, `{"resource_type":`...)
+	b = jsonStr(b, bd.ResourceType)
+	b = append(b, `,"resource_name":`...)
+	b = jsonStr(b, bd.ResourceName)
+	b = append(b, `,"pattern_type":`...)
+	b = jsonStr(b, bd.PatternType)
+	b = append(b, `,"principal":`...)
+	b = jsonStr(b, bd.Principal)
+	b = append(b, `,"host":`...)
+	b = jsonStr(b, bd.Host)
+	b = append(b, `,"operation":`...)
+	b = jsonStr(b, bd.Operation)
+	b = append(b, `,"permission":`...)
+	b = jsonStr(b, bd.Permission)
+	return append(b, '}')
+}
+
+// kind is the row's kind; rows made before kinds existed are ACL rows.
+func (r *Row) kind() Kind {
+	if r.Kind == "" {
+		return KindACL
+	}
+	return r.Kind
+}
+
+// appendTargetJSON writes the target with the keys of the row's kind (and,
+// for a token, of its action); null for an ACL row.
+func appendTargetJSON(b []byte, r *Row) []byte {
+	t := r.Target
+	if t == nil {
+		return append(b, "null"...)
+	}
+	switch r.kind() {
+	case KindSCRAM:
+		b = append(b, `{"user":`...)
+		b = jsonStr(b, t.User)
+		b = append(b, `,"mechanism":`...)
+		b = jsonStr(b, t.Mechanism)
+		b = append(b, `,"iterations":`...)
+		b = jsonInt(b, t.Iterations)
+	case KindToken:
+		b = append(b, `{"owner":`...)
+		b = jsonStr(b, t.Owner)
+		b = append(b, `,"renewers":[`...)
+		for i, p := range t.Renewers {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = dissect.AppendJSONString(b, p)
+		}
+		b = append(b, ']')
+		switch r.Action {
+		case Create:
+			b = append(b, `,"max_lifetime_ms":`...)
+			b = jsonInt(b, t.MaxLifetimeMs)
+		case Renew:
+			b = append(b, `,"renew_period_ms":`...)
+			b = jsonInt(b, t.RenewPeriodMs)
+		case Expire:
+			b = append(b, `,"expiry_period_ms":`...)
+			b = jsonInt(b, t.ExpiryPeriodMs)
+		}
+		b = append(b, `,"token_id":`...)
+		b = jsonStr(b, t.TokenID)
+	case KindQuota:
+		b = append(b, `{"entity":[`...)
+		for i, p := range t.Entity {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":`...)
+			b = dissect.AppendJSONString(b, p.Type)
+			b = append(b, `,"name":`...)
+			b = jsonStr(b, p.Name)
+			b = append(b, '}')
+		}
+		b = append(b, `],"key":`...)
+		b = jsonStr(b, t.Key)
+		b = append(b, `,"value":`...)
+		b = jsonFloat(b, t.QuotaValue)
+	case KindConfig:
+		b = append(b, `{"resource_type":`...)
+		b = jsonStr(b, t.ResourceType)
+		b = append(b, `,"resource_name":`...)
+		b = jsonStr(b, t.ResourceName)
+		b = append(b, `,"key":`...)
+		b = jsonStr(b, t.Key)
+		b = append(b, `,"value":`...)
+		b = jsonStr(b, t.Value)
+	default:
+		return append(b, "null"...)
+	}
+	return append(b, '}')
+}
+
+// jsonFloat writes a quota as JSON can hold it: NaN and the infinities
+// have no JSON form and are written as strings.
+func jsonFloat(b []byte, v *float64) []byte {
+	switch {
+	case v == nil:
+		return append(b, "null"...)
+	case math.IsNaN(*v) || math.IsInf(*v, 0):
+		return dissect.AppendJSONString(b, strconv.FormatFloat(*v, 'g', -1, 64))
+	}
+	return strconv.AppendFloat(b, *v, 'g', -1, 64)
 }
 
 func jsonStr(b []byte, s *string) []byte {
@@ -113,6 +227,11 @@ var CSVHeader = []string{
 	"binding_host", "binding_operation", "binding_permission",
 	"result", "error_code", "error_name", "error_message", "filter_index", "latency_us",
 	"request_index", "response_index",
+	// After the ACL columns, so that those keep their positions.
+	"kind", "inferred", "validate_only",
+	"target_user", "target_mechanism", "target_iterations",
+	"target_owner", "target_renewers", "target_max_lifetime_ms", "target_renew_period_ms", "target_expiry_period_ms", "target_token_id",
+	"target_entity", "target_resource_type", "target_resource_name", "target_key", "target_value",
 }
 
 // CSVOptions shape WriteCSV's output.
@@ -169,7 +288,9 @@ func writeCSVRows(cw *csv.Writer, rows []Row, opt CSVOptions) error {
 			text(r.Binding.ResourceType), text(r.Binding.ResourceName), text(r.Binding.PatternType),
 			text(r.Binding.Principal), text(r.Binding.Host), text(r.Binding.Operation), text(r.Binding.Permission),
 			r.Result, num(r.ErrorCode), text(r.ErrorName), text(r.ErrorMessage), num(r.FilterIndex),
-			num(r.LatencyUs), num(r.RequestIndex), num(r.ResponseIndex))
+			num(r.LatencyUs), num(r.RequestIndex), num(r.ResponseIndex),
+			string(r.kind()), flag(r.Inferred), flag(r.ValidateOnly))
+		rec = appendTargetCSV(rec, r, text)
 		if opt.Effect {
 			rec = append(rec, r.Effect)
 		}
@@ -179,6 +300,57 @@ func writeCSVRows(cw *csv.Writer, rows []Row, opt CSVOptions) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+func flag(b bool) string {
+	if b {
+		return "true"
+	}
+	return ""
+}
+
+// appendTargetCSV flattens the target into its target_ columns: a token's
+// renewers joined with commas, a quota entity as type=name pairs (name
+// <default> for the default entity).
+func appendTargetCSV(rec []string, r *Row, text func(*string) string) []string {
+	t := r.Target
+	if t == nil {
+		return append(rec, make([]string, 14)...)
+	}
+	var renewers, ent *string
+	if r.kind() == KindToken {
+		s := strings.Join(t.Renewers, ",")
+		renewers = &s
+	}
+	if r.kind() == KindQuota {
+		s := EntityText(t.Entity)
+		ent = &s
+	}
+	quota := ""
+	if t.QuotaValue != nil {
+		quota = strconv.FormatFloat(*t.QuotaValue, 'g', -1, 64)
+	}
+	value := text(t.Value)
+	if r.kind() == KindQuota {
+		value = quota
+	}
+	return append(rec, text(t.User), text(t.Mechanism), num(t.Iterations),
+		text(t.Owner), text(renewers), num(t.MaxLifetimeMs), num(t.RenewPeriodMs), num(t.ExpiryPeriodMs), text(t.TokenID),
+		text(ent), text(t.ResourceType), text(t.ResourceName), text(t.Key), value)
+}
+
+// EntityText is a quota entity as type=name pairs, <default> for the
+// default entity of a type.
+func EntityText(ent []EntityPart) string {
+	parts := make([]string, len(ent))
+	for i, p := range ent {
+		name := "<default>"
+		if p.Name != nil {
+			name = *p.Name
+		}
+		parts[i] = p.Type + "=" + name
+	}
+	return strings.Join(parts, ",")
 }
 
 // defuseFormula puts a ' before a cell that Excel, LibreOffice or Google
@@ -237,8 +409,8 @@ var (
 	colClock     = column{head: "TIME", min: 8, cell: func(r *Row) string { return r.Time.UTC().Format("15:04:05") }}
 	colClient    = column{head: "CLIENT", min: 9, cell: func(r *Row) string { return orDash(addr(r.Client)) }}
 	colPrincipal = column{head: "PRINCIPAL", min: 6, pref: 16, cell: func(r *Row) string { return orDash(esc(r.Principal)) }}
-	colAction    = column{head: "ACTION", min: 6, cell: func(r *Row) string { return string(r.Action) }}
-	colBinding   = column{head: "BINDING", min: 16, pref: 44, cell: func(r *Row) string { return shortBinding(&r.Binding) }}
+	colAction    = column{head: "ACTION", min: 6, cell: actionText}
+	colBinding   = column{head: "BINDING", min: 16, pref: 44, cell: changeText}
 	colResult    = column{head: "RESULT", min: 8, pref: 20, cell: resultText}
 )
 
@@ -262,11 +434,35 @@ const MaxCellWidth = 80
 // widest columns are cut with …. Width 0 sets no limit on the line, but
 // cuts each cell at MaxCellWidth. Wire text is escaped.
 func WriteTable(w io.Writer, rows []Row, width int, effect bool) error {
+	return WriteTableWith(w, rows, TableOptions{Width: width, Effect: effect})
+}
+
+// TableOptions shape WriteTableWith's table.
+type TableOptions struct {
+	Width  int
+	Effect bool
+	// Blind are the sentences of BlindSummary, written after the count
+	// as "blind spot: ..." lines.
+	Blind []string
+}
+
+// WriteTableWith is WriteTable with the blind spots in its footer. The
+// change column is headed BINDING while every row is an ACL row (the
+// table reads as it always has), CHANGE otherwise.
+func WriteTableWith(w io.Writer, rows []Row, o TableOptions) error {
+	width, effect := o.Width, o.Effect
+	change := colBinding
+	for i := range rows {
+		if rows[i].kind() != KindACL {
+			change.head = "CHANGE"
+			break
+		}
+	}
 	var cols []column
 	if effect {
 		cols = append(cols, colEffect)
 	}
-	cols = append(cols, colIndex, colTime, colClient, colPrincipal, colAction, colBinding, colResult)
+	cols = append(cols, colIndex, colTime, colClient, colPrincipal, colAction, change, colResult)
 	// No cell can show more than the line holds: cutting it here also
 	// spares measuring, then padding to, a cell of megabytes.
 	cellMax := MaxCellWidth
@@ -309,6 +505,11 @@ func WriteTable(w io.Writer, rows []Row, width int, effect bool) error {
 		b.WriteString(Summary(rows))
 	}
 	b.WriteByte('\n')
+	for _, l := range o.Blind {
+		b.WriteString("blind spot: ")
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -404,6 +605,90 @@ func shortBinding(b *Binding) string {
 	return s
 }
 
+// actionText is an ACL row's action, another kind's with the kind before
+// it: "create", "scram upsert".
+func actionText(r *Row) string {
+	if r.kind() == KindACL {
+		return string(r.Action)
+	}
+	return string(r.kind()) + " " + string(r.Action)
+}
+
+// changeText names the change in words, after actionText: the ACL binding,
+// "alice SCRAM-SHA-512 (8192 iterations)", "BROKER 1 log.retention.ms=…".
+func changeText(r *Row) string {
+	t := r.Target
+	s := ""
+	switch {
+	case r.kind() == KindACL && r.Binding == (Binding{}):
+		s = "(binding not captured)"
+	case r.kind() == KindACL:
+		s = shortBinding(&r.Binding)
+	case t == nil:
+	case r.kind() == KindSCRAM:
+		s = anyText(t.User)
+		if t.Mechanism != nil {
+			s += " " + dissect.Escape(*t.Mechanism)
+		}
+		if t.Iterations != nil {
+			s += fmt.Sprintf(" (%d iterations)", *t.Iterations)
+		}
+	case r.kind() == KindToken:
+		s = "of " + unknownText(t.Owner)
+		if t.TokenID != nil {
+			s += " id " + dissect.Escape(*t.TokenID)
+		}
+		if len(t.Renewers) > 0 {
+			rs := make([]string, len(t.Renewers))
+			for i, p := range t.Renewers {
+				rs[i] = dissect.Escape(p)
+			}
+			s += " renewers " + strings.Join(rs, ",")
+		}
+		for _, d := range []struct {
+			what string
+			v    *int64
+		}{{"max lifetime", t.MaxLifetimeMs}, {"renew for", t.RenewPeriodMs}, {"expire in", t.ExpiryPeriodMs}} {
+			if d.v != nil {
+				s += fmt.Sprintf(" %s %d ms", d.what, *d.v)
+			}
+		}
+	case r.kind() == KindQuota:
+		s = dissect.Escape(EntityText(t.Entity))
+		if s == "" {
+			s = "(any entity)"
+		}
+		if t.Key != nil {
+			s += " " + dissect.Escape(*t.Key)
+		}
+		if t.QuotaValue != nil {
+			s += "=" + strconv.FormatFloat(*t.QuotaValue, 'g', -1, 64)
+		}
+	case r.kind() == KindConfig:
+		s = anyText(t.ResourceType) + " " + anyText(t.ResourceName)
+		if t.Key != nil {
+			s += " " + dissect.Escape(*t.Key)
+		}
+		if t.Value != nil {
+			s += "=" + dissect.Escape(*t.Value)
+		}
+	}
+	if r.ValidateOnly {
+		s += " (validate only)"
+	}
+	if r.Inferred {
+		s += " (inferred)"
+	}
+	return s
+}
+
+func unknownText(s *string) string {
+	if s == nil {
+		return "(unknown)"
+	}
+	return dissect.Escape(*s)
+}
+
 func anyText(s *string) string {
 	if s == nil {
 		return "(any)"
@@ -427,13 +712,23 @@ func resultText(r *Row) string {
 
 // Summary is the table's closing line: "41 changes by 3 principals: 30
 // created, 9 deleted, 2 failed", then the rows whose filter matched nothing
-// and those never answered, when there are any.
+// and those never answered, when there are any. Created and deleted count
+// ACL bindings; the accepted changes of other kinds follow by kind
+// ("scram: 2 upserted"), and describes (--reads) as reads.
 func Summary(rows []Row) string {
-	var created, deleted, failed, noMatch, noResp, unknown int
+	var created, deleted, failed, noMatch, noResp, unknown, reads int
 	who := map[string]bool{}
+	other := map[Kind]map[Action]int{}
 	for i := range rows {
 		r := &rows[i]
 		switch {
+		case r.Action == Describe:
+			reads++
+		case r.Result == ResultOK && r.kind() != KindACL:
+			if other[r.kind()] == nil {
+				other[r.kind()] = map[Action]int{}
+			}
+			other[r.kind()][r.Action]++
 		case r.Result == ResultOK && r.Action == Create:
 			created++
 		case r.Result == ResultOK:
@@ -458,24 +753,82 @@ func Summary(rows []Row) string {
 	case unknown > 0:
 		by += " and unknown ones"
 	}
-	s := fmt.Sprintf("%s by %s: %d created, %d deleted, %d failed", plural(len(rows), "change"), by, created, deleted, failed)
+	s := fmt.Sprintf("%s by %s: %d created, %d deleted", plural(len(rows)-reads, "change"), by, created, deleted)
+	for _, k := range Kinds[1:] {
+		acts := other[k]
+		if len(acts) == 0 {
+			continue
+		}
+		names := make([]string, 0, len(acts))
+		for a := range acts {
+			names = append(names, string(a))
+		}
+		slices.Sort(names)
+		parts := make([]string, len(names))
+		for i, a := range names {
+			parts[i] = fmt.Sprintf("%d %s", acts[Action(a)], pastTense(Action(a)))
+		}
+		s += fmt.Sprintf(", %s: %s", k, strings.Join(parts, ", "))
+	}
+	s += fmt.Sprintf(", %d failed", failed)
 	if noMatch > 0 {
 		s += fmt.Sprintf(", %d matched nothing", noMatch)
 	}
 	if noResp > 0 {
 		s += fmt.Sprintf(", %d unanswered", noResp)
 	}
+	if reads > 0 {
+		s += ", " + plural(reads, "read")
+	}
 	return s
 }
 
+// pastTense is what a change did: "upserted", "set".
+func pastTense(a Action) string {
+	switch a {
+	case Set:
+		return "set"
+	case Upsert, Delete, Expire, Renew, Remove, Replace, Create:
+		return strings.TrimSuffix(string(a), "e") + "ed"
+	case Append, Subtract:
+		return string(a) + "ed"
+	}
+	return string(a)
+}
+
 func effectLine(rows []Row) string {
-	added := 0
+	added, removed := 0, 0
+	other := map[Kind]map[string]int{}
 	for i := range rows {
-		if rows[i].Effect == "added" {
+		switch r := &rows[i]; {
+		case r.kind() != KindACL:
+			if other[r.kind()] == nil {
+				other[r.kind()] = map[string]int{}
+			}
+			other[r.kind()][r.Effect]++
+		case r.Effect == "added":
 			added++
+		default:
+			removed++
 		}
 	}
-	return fmt.Sprintf("net effect: %s added, %d removed", plural(added, "binding"), len(rows)-added)
+	s := fmt.Sprintf("net effect: %s added, %d removed", plural(added, "binding"), removed)
+	for _, k := range Kinds[1:] {
+		effs := other[k]
+		if len(effs) == 0 {
+			continue
+		}
+		names := make([]string, 0, len(effs))
+		for e := range effs {
+			names = append(names, e)
+		}
+		slices.Sort(names)
+		for i, e := range names {
+			names[i] = fmt.Sprintf("%d %s", effs[e], e)
+		}
+		s += fmt.Sprintf(", %s: %s", k, strings.Join(names, ", "))
+	}
+	return s
 }
 
 func plural(n int, noun string) string {
