@@ -390,8 +390,12 @@ func checkShape(m *Message, frame []byte, strict bool) error {
 	var check func(n *Node, path string)
 	check = func(n *Node, path string) {
 		path += "/" + n.Name
-		if n.Offset < 0 || n.Size < 0 || n.Offset+n.Size > len(frame) {
-			err = fmt.Errorf("%s [%d, %d] outside the %d-byte frame", path, n.Offset, n.Size, len(frame))
+		lim := len(frame)
+		if n.Source != 0 { // a decompressed source's node counts in its bytes
+			lim = len(m.SourceData(int(n.Source)))
+		}
+		if n.Offset < 0 || n.Size < 0 || n.Offset+n.Size > lim {
+			err = fmt.Errorf("%s [%d, %d] outside the %d bytes of source %d", path, n.Offset, n.Size, lim, n.Source)
 			return
 		}
 		for _, p := range n.Problems {
@@ -405,7 +409,19 @@ func checkShape(m *Message, frame []byte, strict bool) error {
 			// The section's own bytes are its count; one child per field follows.
 			at += uvarintLen(uint32(n.Int))
 		}
+		inner := 0 // the end of the previous child in another source
 		for _, c := range n.Children {
+			if c.Source != n.Source {
+				if c.Offset < inner {
+					err = fmt.Errorf("%s/%s starts at %d of source %d, previous sibling ends at %d", path, c.Name, c.Offset, c.Source, inner)
+					return
+				}
+				inner = c.Offset + c.Size
+				if check(c, path); err != nil {
+					return
+				}
+				continue
+			}
 			if c.Offset < at || (strict && c.Offset != at) {
 				err = fmt.Errorf("%s/%s starts at %d, previous sibling ends at %d", path, c.Name, c.Offset, at)
 				return
@@ -419,7 +435,7 @@ func checkShape(m *Message, frame []byte, strict bool) error {
 				return
 			}
 		}
-		if strict && len(n.Children) > 0 && at != n.Offset+n.Size {
+		if strict && len(n.Children) > 0 && n.Children[0].Source == n.Source && at != n.Offset+n.Size {
 			err = fmt.Errorf("%s: children end at %d, node at %d", path, at, n.Offset+n.Size)
 		}
 	}

@@ -37,7 +37,8 @@ func AppendJSONFields(dst []byte, m *Message) []byte {
 	dst = append(dst, `,"problems":`...)
 	dst = appendProblems(dst, m.Problems)
 	dst = append(dst, `,"tree":`...)
-	return appendNodeJSON(dst, m.Tree)
+	dst = appendNodeJSON(dst, m.Tree)
+	return appendSourcesJSON(dst, m)
 }
 
 func appendProblems(dst []byte, ps []Problem) []byte {
@@ -75,6 +76,10 @@ func appendNodeJSON(dst []byte, n *Node) []byte {
 	dst = strconv.AppendInt(dst, int64(n.Offset), 10)
 	dst = append(dst, `,"size":`...)
 	dst = strconv.AppendInt(dst, int64(n.Size), 10)
+	if n.Source != 0 { // absent for the frame, as in every message without compressed records
+		dst = append(dst, `,"source":`...)
+		dst = strconv.AppendInt(dst, int64(n.Source), 10)
+	}
 	dst = append(dst, `,"doc":`...)
 	dst = AppendJSONString(dst, n.Doc)
 	dst = append(dst, `,"category":"`...)

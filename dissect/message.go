@@ -35,6 +35,11 @@ type Message struct {
 	Problems      []Problem
 	Tree          *Node
 	Raw           []byte // the frame, size prefix included; Tree offsets index into it
+	// Sources are the decompressed record batches: the offsets of nodes
+	// with Source k index into Sources[k-1].Data.
+	Sources []Source
+
+	unpacked int // bytes decompressed so far, against the message's cap
 }
 
 // Registry holds the message definitions the interpreter can walk.

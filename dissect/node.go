@@ -15,9 +15,11 @@ const (
 	CatRequestBody
 	CatResponseBody
 	CatTaggedFields
+	CatRecordBatch // a record batch's header (or a MessageSet wrapper)
+	CatRecord      // a record and its fields
 )
 
-var categoryNames = [...]string{"frame", "rpc header", "request body", "response body", "tagged_fields"}
+var categoryNames = [...]string{"frame", "rpc header", "request body", "response body", "tagged_fields", "record batch", "record"}
 
 func (c Category) String() string {
 	if int(c) < len(categoryNames) {
@@ -28,7 +30,7 @@ func (c Category) String() string {
 
 // Categories lists every category in legend order.
 func Categories() []Category {
-	return []Category{CatFrame, CatHeader, CatRequestBody, CatResponseBody, CatTaggedFields}
+	return []Category{CatFrame, CatHeader, CatRequestBody, CatResponseBody, CatTaggedFields, CatRecordBatch, CatRecord}
 }
 
 // Kind is the shape of a node's value.
@@ -54,7 +56,8 @@ type Problem struct {
 
 // Node is one line of the field tree.
 //
-// Offsets are from the first byte of the frame (its size prefix). The raw
+// Offsets are from the first byte of the frame (its size prefix), or of
+// the decompressed bytes of Message.Sources[Source-1]. The raw
 // value lives in Int, Float, Str or Bytes depending on Kind; Display and
 // Value derive the text and JSON forms from it, so decoding never formats.
 type Node struct {
@@ -79,6 +82,7 @@ type Node struct {
 	noval    bool    // a struct or group, or a value never read: no "= value"
 	lenKind  lenKind // how rawLen is noted after the value
 	redact   redaction
+	Source   uint16 // 0: Offset counts in the frame; k: in Message.Sources[k-1]
 	rawLen   int64  // a string's or bytes' length prefix as read
 	enum     *Enum  // names the integer value
 	note     string // shown in parentheses after the value: "compact, n+1"
@@ -94,6 +98,7 @@ const (
 	lenCompact
 	lenInt16
 	lenInt32
+	lenVarint // a record's zigzag varint
 )
 
 // HasValue reports whether the text line prints "= value".
@@ -184,6 +189,8 @@ func (n *Node) AppendDisplay(b []byte) []byte {
 			b = append(b, " bytes"...)
 		case len(n.Bytes) == 0:
 			b = append(b, "(empty)"...)
+		case n.Category == CatRecord:
+			b = appendRecordBytes(b, n.Bytes) // keys and values: text when printable
 		default:
 			const max = 32
 			b = append(b, "0x"...)
@@ -225,6 +232,10 @@ func (n *Node) AppendDisplay(b []byte) []byte {
 		b = append(b, " (int32 len="...)
 		b = strconv.AppendInt(b, n.rawLen, 10)
 		b = append(b, ')')
+	case lenVarint:
+		b = append(b, " (varint len="...)
+		b = strconv.AppendInt(b, n.rawLen, 10)
+		b = append(b, ')')
 	}
 	if n.note != "" {
 		b = append(b, " ("...)
@@ -259,7 +270,8 @@ func (n *Node) Find(path ...string) *Node {
 }
 
 // At returns the path (root first) to the innermost node whose bytes
-// cover off, or nil when no node does.
+// cover off of the frame, or nil when no node does; AtSource finds bytes
+// of a decompressed source.
 func (n *Node) At(off int) []*Node {
 	if n == nil || off < n.Offset || off >= n.Offset+n.Size {
 		return nil
@@ -268,7 +280,7 @@ func (n *Node) At(off int) []*Node {
 	for cur := n; ; {
 		var next *Node
 		for _, c := range cur.Children {
-			if c.Size > 0 && off >= c.Offset && off < c.Offset+c.Size {
+			if c.Size > 0 && c.Source == 0 && off >= c.Offset && off < c.Offset+c.Size {
 				next = c
 			}
 		}

@@ -33,6 +33,11 @@ type Options struct {
 	// they are redacted in every rendering: the text tree, JSON, the byte
 	// layout and anything that masks Message.SecretRanges.
 	ShowSecrets bool
+	// MaxDecompressed caps the bytes one compressed record batch may
+	// decompress to (0: DefaultMaxDecompressed); a message's batches
+	// together get MaxDecompressedFactor times as many. A batch beyond
+	// the cap is a problem at its offset, its records not dissected.
+	MaxDecompressed int
 }
 
 // redaction says how a node's value is hidden from renderings.

@@ -78,7 +78,7 @@ func AppendHead(dst []byte, n *Node) []byte {
 		dst = n.AppendDisplay(dst)
 	}
 	dst = append(dst, ' ')
-	return AppendSpan(dst, n.Offset, n.Size)
+	return appendSourceSpan(dst, int(n.Source), n.Offset, n.Size)
 }
 
 // AppendSpan renders a node's place, `[0xOFFSET, SIZEB]`, the offset in at
@@ -110,16 +110,25 @@ func appendHex4(dst []byte, off int) []byte {
 // AppendHexDump renders raw 16 bytes a row, as the reference's byte layout:
 // offset column, hex, printable ASCII, and the names of the fields whose
 // bytes the row holds.
+// Nodes of decompressed sources are left out: AppendLayout dumps them.
 func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
 	var leaves []*Node
 	if tree != nil {
-		tree.Walk(func(n *Node, _ int) {
-			if len(n.Children) == 0 && n.Size > 0 {
-				leaves = append(leaves, n)
-			}
-		})
+		leaves = sourceLeaves(tree, 0)
 	}
 	mask := secretMask(tree, len(raw)) // secret bytes read "**" in hex and "*" in ASCII
+	dst = appendHexRows(dst, raw, leaves, mask)
+	if tree != nil && tree.Size > len(raw) {
+		dst = append(dst, "....  "...)
+		dst = strconv.AppendInt(dst, int64(tree.Size-len(raw)), 10)
+		dst = append(dst, " more bytes of this frame were not kept\n"...)
+	}
+	return dst
+}
+
+// appendHexRows writes raw's rows, each with the names of the leaves
+// that hold its bytes; mask (nil for none) marks the bytes to hide.
+func appendHexRows(dst []byte, raw []byte, leaves []*Node, mask []bool) []byte {
 	for row := 0; row < len(raw); row += 16 {
 		end := min(row+16, len(raw))
 		dst = appendHex4(dst, row)
@@ -159,11 +168,6 @@ func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
 			}
 		}
 		dst = append(dst, '\n')
-	}
-	if tree != nil && tree.Size > len(raw) {
-		dst = append(dst, "....  "...)
-		dst = strconv.AppendInt(dst, int64(tree.Size-len(raw)), 10)
-		dst = append(dst, " more bytes of this frame were not kept\n"...)
 	}
 	return dst
 }

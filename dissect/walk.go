@@ -128,6 +128,7 @@ func (d *decoder) prefixed(f *Field, str bool, name, typ string) *Node {
 	}
 	if f.kind == kRecords {
 		n.note = noteRecords
+		d.records(n)
 	}
 	n.Size = d.off - n.Offset
 	return n

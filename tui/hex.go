@@ -19,11 +19,18 @@ type hexModel struct {
 	secret []bool  // per byte: a secret, drawn masked; nil when none is
 	cursor int     // byte offset
 	top    int     // first visible row
+	// src is the data source shown: 0 the frame, k the decompressed
+	// bytes of Message.Sources[k-1]; only nodes of it are painted.
+	src uint16
 }
 
 const bytesPerRow = 16
 
-func (h *hexModel) setData(raw []byte, root *dissect.Node) {
+func (h *hexModel) setData(raw []byte, root *dissect.Node) { h.setSource(raw, root, 0) }
+
+// setSource shows raw, the bytes of source src of the tree root.
+func (h *hexModel) setSource(raw []byte, root *dissect.Node, src uint16) {
+	h.src = src
 	h.raw = raw
 	h.cats = make([]uint8, len(raw))
 	for i := range h.cats {
@@ -32,6 +39,9 @@ func (h *hexModel) setData(raw []byte, root *dissect.Node) {
 	if root != nil {
 		// Pre-order: children come after their parents and paint over them.
 		root.Walk(func(n *dissect.Node, _ int) {
+			if n.Source != src {
+				return // its offsets count in other bytes
+			}
 			c := uint8(n.Category)
 			if int(c) >= numCats {
 				c = uint8(numCats)

@@ -205,6 +205,11 @@ func (m *Model) syncFromTree() {
 	if n == nil {
 		return
 	}
+	if n.Source != m.hex.src && m.cur != nil {
+		// A node of a decompressed batch: its bytes are the batch's, as
+		// Wireshark's Decompressed tab.
+		m.hex.setSource(m.cur.SourceData(int(n.Source)), m.cur.Tree, n.Source)
+	}
 	lo, hi := n.Offset, n.Offset+n.Size
 	if m.hex.cursor < lo || m.hex.cursor >= hi {
 		m.hex.cursor = clamp(lo, 0, max(len(m.hex.raw)-1, 0))
@@ -220,7 +225,7 @@ func (m *Model) syncFromHex() {
 	if m.cur == nil || m.cur.Tree == nil {
 		return
 	}
-	if path := m.cur.Tree.At(m.hex.cursor); path != nil {
+	if path := m.cur.Tree.AtSource(m.hex.src, m.hex.cursor); path != nil {
 		m.tree.selectPath(path)
 	}
 	m.tree.reveal(l.tree.h)

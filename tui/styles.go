@@ -12,7 +12,7 @@ import (
 
 // numCats is one more than the highest dissect.Category; the byte layout
 // uses index numCats for bytes no node covers.
-const numCats = int(dissect.CatTaggedFields) + 1
+const numCats = int(dissect.CatRecord) + 1
 
 // Styles is every style the explorer renders with. Styles render at full
 // colour: the program downsamples the screen to the terminal's colour
@@ -45,10 +45,12 @@ type Styles struct {
 }
 
 // catColors is the legend of the byte layout, one colour per kind of
-// region (frame, rpc header, request body, response body, tagged_fields).
+// region (frame, rpc header, request body, response body, tagged_fields,
+// record batch, record), then uncovered bytes.
 var catColors = [numCats + 1]color.Color{
 	lipgloss.Color("33"), lipgloss.Color("178"), lipgloss.Color("42"),
-	lipgloss.Color("170"), lipgloss.Color("208"), lipgloss.Color("244"),
+	lipgloss.Color("170"), lipgloss.Color("208"), lipgloss.Color("81"),
+	lipgloss.Color("227"), lipgloss.Color("244"),
 }
 
 // NewStyles builds the explorer's colour styles.

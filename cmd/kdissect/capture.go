@@ -71,6 +71,7 @@ func (f *inputFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Duration, "duration", 0, "stop a live capture after this long (e.g. 30s)")
 	fs.StringVar(&o.Write, "w", "", "live capture: also write the raw packets to `FILE` as pcap")
 	fs.IntVar(&o.MaxFrame, "max-frame", o.MaxFrame, "largest plausible frame in `BYTES`: a size prefix above it is corruption")
+	fs.IntVar(&o.MaxDecompressed, "max-decompressed", o.MaxDecompressed, "most `BYTES` one compressed record batch may decompress to: beyond it the batch is a problem, not an allocation")
 	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "follow at most `N` connections at once: beyond it the least recently active one is evicted")
 	fs.StringVar(&o.SchemaDir, "schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")

@@ -98,7 +98,7 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 		out = dissect.AppendText(out, m.Tree)
 		if *hexDump {
 			out = append(out, '\n')
-			out = dissect.AppendHexDump(out, m.Raw, m.Tree)
+			out = dissect.AppendLayout(out, m)
 		}
 	}
 	if _, err := stdout.Write(out); err != nil {

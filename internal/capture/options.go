@@ -49,6 +49,10 @@ type Options struct {
 	// Warn takes the run's remarks that are not errors (key log lines
 	// skipped, packets of an unknown link type, why nothing was found).
 	Warn func(msg string)
+
+	// MaxDecompressed caps what one record batch decompresses to
+	// (dissect.Options.MaxDecompressed; 0 its default).
+	MaxDecompressed int
 }
 
 // DefaultOptions are the command line's defaults.
@@ -58,6 +62,8 @@ func DefaultOptions() Options {
 		Detect:   true,
 		MaxFrame: reassembly.DefaultMaxFrame,
 		MaxConns: reassembly.DefaultMaxConns,
+
+		MaxDecompressed: dissect.DefaultMaxDecompressed,
 	}
 }
 
@@ -89,6 +95,8 @@ func (o *Options) Check(files []string) error {
 		return usagef("--max-frame must be at least 16 bytes")
 	case o.MaxConns < 1:
 		return usagef("--max-conns must be at least 1")
+	case o.MaxDecompressed < 0:
+		return usagef("--max-decompressed takes a number of bytes, 0 for the default")
 	}
 	return nil
 }

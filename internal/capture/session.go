@@ -39,6 +39,7 @@ func newSession(r *Run, l Listener) *session {
 	s.lib.Wants = r.opts.wants
 	s.lib.Guess = r.opts.Guess
 	s.lib.ShowSecrets = r.opts.ShowSecrets
+	s.lib.MaxDecompressed = r.opts.MaxDecompressed
 	// A live capture hands each message out at once, without waiting for
 	// its response to name it.
 	s.lib.Hold = r.opts.Iface == ""

@@ -88,7 +88,7 @@ func (p *Printer) appendRecordText(b []byte, r *capture.Record) []byte {
 		m := r.Message
 		b = dissect.AppendText(b, m.Tree)
 		if p.hexDump {
-			b = dissect.AppendHexDump(b, m.Raw, m.Tree)
+			b = dissect.AppendLayout(b, m) // the frame, then each decompressed batch
 		}
 		return append(b, '\n')
 	case capture.KindUnmatched:
