@@ -143,7 +143,13 @@ func (d *dir) fed(m mark, held bool) {
 // at most the held bytes before end.
 func (d *dir) settle(end int64, held int) {
 	if held == 0 {
-		d.held = nil
+		// A bulk transfer holds a record between most packets: its few
+		// marks are reused, not allocated again for every record.
+		if cap(d.held) > marks/2 {
+			d.held = nil
+		} else {
+			d.held = d.held[:0]
+		}
 		return
 	}
 	// A packet is needed while the next one starts after the first byte held.
