@@ -1,0 +1,59 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/netip"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
+)
+
+func TestBlindSummaryGroupsByReasonAndBroker(t *testing.T) {
+	b2 := netip.MustParseAddrPort("192.0.2.2:9093")
+	spots := []BlindSpot{
+		{Reason: BlindUnmatched, Client: client, Broker: broker, Index: testkit.Ptr(4)},
+		{Reason: BlindGap, Client: client, Broker: broker, Length: testkit.Ptr(int64(100))},
+		{Reason: BlindGap, Client: client, Broker: broker, Length: testkit.Ptr(int64(-1))},
+		{Reason: BlindTLSNoKeys, Client: client, Broker: b2},
+		{Reason: BlindIncomplete, Client: client, Broker: broker, APIKey: testkit.Ptr(int16(51)), FromClient: testkit.Ptr(true)},
+	}
+	rows := []Row{{Inferred: true, ResponseIndex: testkit.Ptr(4)}, {Inferred: true, ResponseIndex: testkit.Ptr(4)}, {ResponseIndex: testkit.Ptr(4)}}
+	CountInferred(spots, rows)
+	want := []string{
+		"1 TLS connection to 192.0.2.2:9093 not decrypted (no keys): changes on them are not in this log",
+		"2 gaps on connections to 192.0.2.1:9092 (100 bytes not captured, and more of unknown length): changes in them are not in this log",
+		"1 frame cut short on connections to 192.0.2.1:9092 (1 AlterUserScramCredentials request): changes in them are not in this log",
+		"1 response without its request on connections to 192.0.2.1:9092: 2 rows inferred from it (marked inferred), others may be missing",
+	}
+	if got := BlindSummary(spots); !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if BlindSummary(nil) != nil {
+		t.Error("a complete log has a summary")
+	}
+	var b bytes.Buffer
+	if err := WriteBlindSpotsJSON(&b, spots); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m["event"] != "blind_spot" {
+			t.Errorf("%q: %v", l, err)
+		}
+	}
+}
+
+func TestSensitiveConfig(t *testing.T) {
+	for k, want := range map[string]bool{
+		"ssl.keystore.password": true, "sasl.jaas.config": true, "listener.name.x.scram-sha-256.sasl.jaas.config": true,
+		"ssl.keystore.key": true, "sasl.oauthbearer.client.credentials.client.secret": true, "ssl.key.password": true,
+		"log.retention.ms": false, "cleanup.policy": false, "max.message.bytes": false,
+	} {
+		if SensitiveConfig(k) != want {
+			t.Errorf("SensitiveConfig(%q) = %v", k, !want)
+		}
+	}
+}
