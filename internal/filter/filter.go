@@ -1,0 +1,216 @@
+// Package filter is kdissect's display filter language: Wireshark 4's
+// syntax and semantics over kdissect's records (messages and events) and
+// the audit's rows. A filter is compiled once into closures that read the
+// decoded message; nothing is decoded again.
+//
+// Semantics, as Wireshark 4 has them: a field may occur many times in a
+// message (Principal in each ACL binding), and a comparison holds when
+// some occurrence satisfies it; a != b is !(a == b) (no occurrence
+// equals b, also when there is none), a ~= b that some occurrence differs.
+// A bare field tests its presence; a flag of kdissect's own (malformed,
+// tls, inferred, ...) its truth. matches is case-insensitive unless the
+// expression says (?-i), as in Wireshark.
+package filter
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/dissect/audit"
+	"github.com/kdissect/kdissect/internal/capture"
+)
+
+// Error is a filter that cannot be compiled: what is wrong, the column
+// (1-based, in characters) where it is, and a hint.
+type Error struct {
+	Col  int
+	Msg  string
+	Hint string
+}
+
+func (e *Error) Error() string {
+	s := e.Msg + " at " + strconv.Itoa(e.Col)
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+func errorf(col int, format string, a ...any) *Error {
+	return &Error{Col: col, Msg: sprintf(format, a...)}
+}
+
+func errorText(s string) error { return errors.New(s) }
+
+// Filter is a compiled filter. Its methods may be called from several
+// goroutines at once; a nil Filter matches everything.
+type Filter struct {
+	src  string
+	pred pred
+	body bool
+	envs sync.Pool
+}
+
+// Fields is a message or event held in another form than a run's
+// Record (the explorer's list entries): its record fields by their NDJSON
+// names, and the decoded message for its body fields.
+type Fields interface {
+	// Field calls yield with each occurrence of the record field name
+	// (api, principal, src, ...), until yield returns false.
+	Field(name string, yield func(Value) bool)
+	// Message is the decoded message; nil for an event, or when the
+	// caller has not decoded it (see NeedsBody).
+	Message() *dissect.Message
+}
+
+// Compile compiles a filter over messages decoded with the built-in
+// definitions. An empty (or blank) expression is no filter: nil, nil.
+func Compile(expr string) (*Filter, error) { return CompileWith(expr, dissect.Builtin()) }
+
+// CompileWith compiles a filter over messages decoded with reg (the run's
+// registry, which holds the --schema-dir definitions too).
+func CompileWith(expr string, reg *dissect.Registry) (*Filter, error) {
+	return compile(expr, messageSchema(reg))
+}
+
+// CompileRows compiles a filter over the audit's rows, named by their
+// NDJSON keys (kind, action, principal, result, binding.resource_name,
+// target.*).
+func CompileRows(expr string) (*Filter, error) { return compile(expr, rowSchema()) }
+
+func compile(expr string, s *schema) (*Filter, error) {
+	if blank(expr) {
+		return nil, nil
+	}
+	tree, err := parse(expr)
+	if err != nil {
+		return nil, err
+	}
+	c := &compiler{s: s}
+	p, err := c.expr(tree)
+	if err != nil {
+		return nil, err
+	}
+	return &Filter{src: expr, pred: p, body: c.body}, nil
+}
+
+func blank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// String is the filter as written.
+func (f *Filter) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.src
+}
+
+// NeedsBody reports whether the filter reads body fields: a caller that
+// keeps bytes, not trees, decodes a message for Match only then.
+func (f *Filter) NeedsBody() bool { return f != nil && f.body }
+
+// env is one evaluation's subject and scratch space.
+type env struct {
+	rec *capture.Record
+	acc Fields
+	row map[string][]Value
+	buf []Value
+}
+
+func (f *Filter) env() *env {
+	if e, ok := f.envs.Get().(*env); ok {
+		return e
+	}
+	return &env{buf: make([]Value, 0, 16)}
+}
+
+func (f *Filter) done(e *env) {
+	e.rec, e.acc, e.row = nil, nil, nil
+	if cap(e.buf) <= 1<<12 {
+		f.envs.Put(e)
+	}
+}
+
+// Record reports whether a run's record matches. It reads the record
+// during the call only, as a listener must.
+func (f *Filter) Record(r *capture.Record) bool {
+	if f == nil {
+		return true
+	}
+	e := f.env()
+	e.rec = r
+	ok := f.pred(e)
+	f.done(e)
+	return ok
+}
+
+// Match reports whether an item held as Fields matches.
+func (f *Filter) Match(a Fields) bool {
+	if f == nil {
+		return true
+	}
+	e := f.env()
+	e.acc = a
+	ok := f.pred(e)
+	f.done(e)
+	return ok
+}
+
+// Row reports whether an audit row matches a filter from CompileRows.
+func (f *Filter) Row(r *audit.Row) bool {
+	if f == nil {
+		return true
+	}
+	e := f.env()
+	e.row = rowValues(r)
+	ok := f.pred(e)
+	f.done(e)
+	return ok
+}
+
+// values are the occurrences of fl in the subject, in e.buf.
+func (e *env) values(fl *field) []Value {
+	dst := e.buf[:0]
+	switch {
+	case e.rec != nil:
+		if fl.rec != nil {
+			dst = recordValues(e.rec, fl.rec.id, dst)
+		} else if e.rec.Kind == capture.KindMessage {
+			dst = bodyValues(e.rec.Message, fl.path, dst)
+		}
+	case e.acc != nil:
+		if fl.rec != nil {
+			e.acc.Field(fl.name, func(v Value) bool {
+				dst = append(dst, v)
+				return true
+			})
+		} else {
+			dst = bodyValues(e.acc.Message(), fl.path, dst)
+		}
+	case e.row != nil:
+		dst = append(dst, e.row[fl.name]...)
+	}
+	e.buf = dst
+	return dst
+}
+
+// Listener passes to next the records f matches; with no filter, next
+// itself.
+func Listener(f *Filter, next capture.Listener) capture.Listener {
+	if f == nil {
+		return next
+	}
+	return capture.ListenerFunc(func(r *capture.Record) {
+		if f.Record(r) {
+			next.Record(r)
+		}
+	})
+}

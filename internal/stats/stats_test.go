@@ -1,0 +1,113 @@
+package stats
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/capture"
+	"github.com/kdissect/kdissect/reassembly"
+)
+
+func TestRankIsNearestRank(t *testing.T) {
+	ten := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, c := range []struct {
+		v    []int64
+		p    int
+		want int64
+	}{
+		{ten, 50, 5}, {ten, 90, 9}, {ten, 99, 10}, {ten, 100, 10}, {ten, 10, 1}, {ten, 11, 2},
+		{[]int64{7}, 50, 7}, {[]int64{7}, 99, 7}, {[]int64{1, 2}, 50, 1}, {[]int64{1, 2}, 51, 2},
+	} {
+		if got := Rank(c.v, c.p); got != c.want {
+			t.Errorf("Rank(%v, %d) = %d, want %d", c.v, c.p, got, c.want)
+		}
+	}
+}
+
+func TestSetTakesKnownNamesOnce(t *testing.T) {
+	var s Set
+	for _, n := range []string{"latency", "apis", "latency"} {
+		if err := s.Set(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.String() != "latency,apis" || s.Len() != 2 {
+		t.Errorf("%q %d", s.String(), s.Len())
+	}
+	if err := s.Set("lat"); err == nil {
+		t.Error("lat is not a statistic")
+	}
+}
+
+func frame(size int) []byte {
+	b := make([]byte, size)
+	b[3] = byte(size - 4)
+	return b
+}
+
+// A table is aligned and shows wire text escaped and cut; JSON holds it
+// whole and valid.
+func TestTablesEscapeAndJSONIsValid(t *testing.T) {
+	evil := "User:\x1b[31mmallory\u202e" + strings.Repeat("x", 100)
+	conn := reassembly.ConnKey{Client: netip.MustParseAddrPort("192.0.2.1:5000"), Server: netip.MustParseAddrPort("192.0.2.2:9092"), ID: 7}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var s Set
+	for _, n := range Names {
+		if err := s.Set(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs := []*capture.Record{
+		{Kind: capture.KindMessage, Time: at, Flow: reassembly.Flow{Conn: conn, ConnID: 7},
+			Message:  &dissect.Message{APIKey: 30, APIName: "CreateAcls", APIVersion: 3, Raw: frame(40)},
+			Exchange: dissect.Exchange{Identity: dissect.Identity{Principal: evil, Source: "sasl", Authenticated: true}}},
+		{Kind: capture.KindMessage, Time: at.Add(time.Second), Flow: reassembly.Flow{Conn: conn, ConnID: 7},
+			Message:  &dissect.Message{APIKey: 30, APIName: "CreateAcls", APIVersion: 3, Direction: dissect.Response, Raw: frame(20)},
+			Exchange: dissect.Exchange{Latency: 1500 * time.Microsecond, HasLatency: true}},
+		{Kind: capture.KindEvent, Time: at},
+	}
+	for _, r := range recs {
+		s.Record(r)
+	}
+	var txt, js bytes.Buffer
+	if err := s.Write(&txt, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(txt.String(), "\x1b\u202e") || !strings.Contains(txt.String(), "…") {
+		t.Errorf("wire text not escaped or not cut:\n%s", txt.String())
+	}
+	for _, want := range []string{
+		"API         VERSION  REQUESTS  RESPONSES  BYTES  KEY\nCreateAcls        3         1          1     60   30\n",
+		"API         COUNT   P50   P90   P99   MAX  KEY\nCreateAcls      1  1500  1500  1500  1500   30\n",
+		"== errors: error codes in responses per API (each item's code counts)\n(none)\n",
+	} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("tables lack\n%s\nin\n%s", want, txt.String())
+		}
+	}
+	if err := s.Write(&js, true); err != nil {
+		t.Fatal(err)
+	}
+	var stats []string
+	for _, line := range strings.Split(strings.TrimSpace(js.String()), "\n") {
+		var row map[string]any
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		stats = append(stats, row["stat"].(string))
+		if row["stat"] == "conns" {
+			if row["principal"] != evil || row["messages"] != 2.0 || row["bytes"] != 60.0 ||
+				row["first"] != "2026-01-02T03:04:05Z" || row["last"] != "2026-01-02T03:04:06Z" || row["client"] != "192.0.2.1:5000" {
+				t.Errorf("conns row %v", row)
+			}
+		}
+	}
+	if got := strings.Join(stats, " "); got != "apis latency principals principals conns" {
+		t.Errorf("rows of %s", got)
+	}
+}
