@@ -2,12 +2,14 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/kdissect/kdissect/dissect/audit"
+	"github.com/kdissect/kdissect/internal/filter"
 	"github.com/kdissect/kdissect/internal/render"
 )
 
@@ -88,6 +90,9 @@ func runAuditWith(h auditHooks, args []string, stdin io.Reader, stdout, stderr i
 	case "table", "csv", "json", "ocsf":
 	default:
 		return false, usageError{"--format takes table, csv, json or ocsf"}
+	}
+	if o.Filter, err = filter.CompileRows(in.filter); err != nil {
+		return false, fmt.Errorf("-Y: %w", err)
 	}
 	r, err := in.open(files, stdin, stderr)
 	if err != nil {

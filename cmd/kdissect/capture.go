@@ -10,7 +10,9 @@ import (
 	"syscall"
 
 	"github.com/kdissect/kdissect/internal/capture"
+	"github.com/kdissect/kdissect/internal/filter"
 	"github.com/kdissect/kdissect/internal/render"
+	"github.com/kdissect/kdissect/internal/stats"
 	"github.com/kdissect/kdissect/tui"
 )
 
@@ -35,6 +37,8 @@ Examples:
   kdissect --port 9092,9093,19090-19099 capture.pcap
   sudo kdissect --iface eth0 -c 10 -w acls.pcap     live: stop after 10 messages, keep the packets
   kdissect --tui capture.pcap                       interactive hex explorer
+  kdissect -Y 'api == "DeleteAcls" && principal == "User:bob"' capture.pcap
+  kdissect -q -z latency -z errors capture.pcap     statistics only (-z, as tshark's)
   kdissect frame -x --hex 00000015001e0003...       one frame, with its byte layout
 
 Exit status: 0 success, 1 bad input or usage, 2 the input held malformed
@@ -46,10 +50,10 @@ Flags:
 // inputFlags are the flags of every command that reads a capture (the main
 // command and audit), so that they stay the same.
 type inputFlags struct {
-	o        capture.Options
-	keyLogs  fileList
-	progress string
-	bar      *render.Progress
+	o                capture.Options
+	keyLogs, reads   fileList
+	progress, filter string
+	bar              *render.Progress
 }
 
 // fileList is a repeatable flag.
@@ -77,6 +81,9 @@ func (f *inputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.Var(&f.keyLogs, "tls-keylog", "decrypt TLS with the secrets of the NSS key log `FILE` (SSLKEYLOGFILE); repeatable")
 	fs.StringVar(&o.User, "user", "", "live capture: once the socket and -w file are open, parse as user `NAME` (default nobody when run as root)")
+	fs.StringVar(&f.filter, "Y", "", "display filter `EXPR` (Wireshark's syntax, see README.md): only the messages and events it matches (audit: the rows)")
+	fs.StringVar(&f.filter, "filter", "", "the same as -Y")
+	fs.Var(&f.reads, "r", "read the capture `FILE` (tshark's spelling of a FILE argument; repeatable)")
 	fs.BoolVar(&o.Guess, "guess", false, "decode a response whose request was not captured as the first CreateAcls/DeleteAcls response definition (v0-3) that fits it exactly, marked inferred")
 }
 
@@ -96,7 +103,7 @@ func (f *inputFlags) open(files []string, stdin io.Reader, stderr io.Writer) (*c
 		warn := f.o.Warn
 		f.o.Warn = func(msg string) { f.bar.Done(); warn(msg) }
 	}
-	return capture.Open(f.o, files, stdin)
+	return capture.Open(f.o, append(f.reads, files...), stdin)
 }
 
 // read runs r into l, the progress bar cleared when it ends.
@@ -120,6 +127,10 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	hexDump := fs.Bool("x", false, "add each message's byte layout to the tree output")
 	fs.BoolVar(&in.o.ShowSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs and tokens as they are on the wire (default: <redacted, N bytes>, masked in hex)")
 	version := fs.Bool("version", false, "print kdissect's version and the VCS revision it was built from")
+	var st stats.Set
+	fs.Var(&st, "z", "after the messages, print the statistic `NAME`: apis, latency, errors, principals or conns (repeatable)")
+	quiet := fs.Bool("q", false, "print the statistics (-z) only, not the messages")
+	fs.Bool("V", false, "print field trees (the default; tshark's spelling)")
 	files, err := parseInterspersed(fs, captureUsage, args, stdout)
 	if err != nil {
 		return false, err
@@ -128,8 +139,8 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 		printVersion(stdout)
 		return false, errHelp
 	}
-	if *asJSON && *summary || *asJSON && *explore || *summary && *explore {
-		return false, usageError{"choose one of --json, --summary and --tui"}
+	if *asJSON && *summary || *asJSON && *explore || *summary && *explore || *explore && (in.filter != "" || st.Len() > 0 || *quiet) {
+		return false, usageError{"choose one of --json, --summary and --tui (which takes no -Y, -z or -q)"}
 	}
 	if in.o.APIs, err = capture.ParseAPIs(*apis); err != nil {
 		return false, err
@@ -142,6 +153,10 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	if *explore {
 		return tui.Explore(r)
 	}
+	flt, err := filter.CompileWith(in.filter, r.Registry())
+	if err != nil {
+		return false, fmt.Errorf("-Y: %w", err)
+	}
 	form := render.Tree
 	switch {
 	case *asJSON:
@@ -150,8 +165,8 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 		form = render.Summary
 	}
 	p := render.NewPrinter(stdout, form, *hexDump, r.Live())
-	res, err := in.read(r, p)
-	if ferr := p.Flush(); ferr != nil && err == nil && !isBrokenPipe(ferr) {
+	res, err := in.read(r, filter.Listener(flt, st.Listener(p, *quiet)))
+	if ferr := errors.Join(p.Flush(), st.Write(stdout, *asJSON)); ferr != nil && err == nil && !isBrokenPipe(ferr) {
 		err = ferr
 	}
 	if err == nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/dissect/audit"
 	"github.com/kdissect/kdissect/internal/capture"
+	"github.com/kdissect/kdissect/internal/filter"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/reassembly/tlslayer"
 )
@@ -21,6 +22,8 @@ type AuditOptions struct {
 	Failed bool   // only changes the broker refused
 	Width  int    // of the table; 0: unlimited
 	RawCSV bool   // leave formula-like csv cells as they are
+	// Filter keeps the rows it matches (kdissect audit -Y).
+	Filter *filter.Filter
 	// Follow writes json and csv rows as each exchange completes (a live
 	// capture) instead of at the end.
 	Follow bool
@@ -251,6 +254,15 @@ func (a *Audit) write(rows []audit.Row, rowsOnly bool) {
 	}
 	if a.o.Failed {
 		rows = audit.Failed(rows)
+	}
+	if a.o.Filter != nil {
+		var kept []audit.Row
+		for i := range rows {
+			if a.o.Filter.Row(&rows[i]) {
+				kept = append(kept, rows[i])
+			}
+		}
+		rows = kept
 	}
 	if a.err != nil {
 		return
