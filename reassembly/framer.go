@@ -152,7 +152,13 @@ func (f *framer) end(reason string, ts time.Time) {
 		f.scan(ts, true)
 	}
 	if f.resyncing {
-		f.flushJunk(f.h.delivered(), ts)
+		end := f.h.delivered()
+		if f.h.c.layered {
+			// The stream is the Layer's output, not the TCP stream: it ends
+			// with the last bytes the Layer handed over.
+			end = f.rOff + int64(len(f.rbuf))
+		}
+		f.flushJunk(end, ts)
 	} else if f.have > 0 {
 		f.incomplete(reason, ts)
 	}

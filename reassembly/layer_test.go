@@ -202,3 +202,23 @@ func TestLayerHoldIsCapped(t *testing.T) {
 	want = append(want, "52: frame c1> off=0 size=37 pk=[4 52]", "close: "+endC1)
 	wantLines(t, r, want...)
 }
+
+// Bytes scanned for a frame start when a layered connection ends are its
+// Layer's: they end where the Layer's output ends, not where the TCP
+// stream does.
+func TestLayeredJunkEndsWithTheLayersBytes(t *testing.T) {
+	v := opened()
+	var asked []string
+	req := kreq(30, 3, 7, "adm", 20) // 37 bytes
+	v.Send(true, record(req))
+	v.Send(true, record(bytes.Repeat([]byte{0xff}, 50))) // no frame starts in these
+	v.Send(true, record(bytes.Repeat([]byte{0xff}, 50)))
+	r := run(t, layerConfig(&asked), v.Cap.Packets, nil)
+	wantLines(t, r,
+		"layer c1> 10.0.0.1:40000>10.0.0.2:9092 first at 0",
+		"frame c1> off=0 size=37 pk=[104]",
+		"layer c1> 10.0.0.1:40000>10.0.0.2:9092 end: end of capture",
+		"unparseable c1> off=37 len=100",
+		endC1,
+	)
+}
