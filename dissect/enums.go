@@ -14,6 +14,21 @@ type Enum struct {
 	Title string   // the enum's own name: ResourceType, ErrorCode, ...
 	First int64    // value of names[0]
 	names []string // "" marks a hole
+	// strs makes the table one of strings: the values a string field is
+	// known to take (group states, transaction states, quota entity
+	// types), which travel as their own names. A value outside it is
+	// noted as unknown; Kafka compares them without regard to case.
+	strs []string
+}
+
+// KnownString says whether s is one of a string table's values.
+func (e *Enum) KnownString(s string) bool {
+	for _, v := range e.strs {
+		if strings.EqualFold(v, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Lookup returns the symbol for v and whether the table knows it.
@@ -240,6 +255,15 @@ var (
 	// requests (LeaderAndIsr, UpdateMetadata) during a KRaft migration.
 	ControlRequestType = &Enum{Title: "ControlRequestType", names: []string{"UNKNOWN", "INCREMENTAL", "FULL"}}
 	Acks               = &Enum{Title: "Acks", First: -1, names: []string{"ALL", "NONE", "LEADER"}}
+
+	// String tables, from Kafka's GroupState, GroupType, TransactionState
+	// and ClientQuotaEntity.
+	GroupState = &Enum{Title: "GroupState", strs: []string{"Unknown", "PreparingRebalance",
+		"CompletingRebalance", "Stable", "Dead", "Empty", "Assigning", "Reconciling", "NotReady"}}
+	GroupType        = &Enum{Title: "GroupType", strs: []string{"Classic", "Consumer", "Share", "Streams"}}
+	TransactionState = &Enum{Title: "TransactionState", strs: []string{"Empty", "Ongoing", "PrepareCommit",
+		"PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead", "PrepareEpochFence"}}
+	QuotaEntityType = &Enum{Title: "QuotaEntityType", strs: []string{"user", "client-id", "ip"}}
 )
 
 // Enums are the tables a definition can name in a field's "enum"
@@ -271,6 +295,10 @@ var Enums = map[string]*Enum{
 	"LeaderRecoveryState": LeaderRecoveryState,
 	"ControlRequestType":  ControlRequestType,
 	"Acks":                Acks,
+	"GroupState":          GroupState,
+	"GroupType":           GroupType,
+	"TransactionState":    TransactionState,
+	"QuotaEntityType":     QuotaEntityType,
 }
 
 // enumFor returns the table a field names. Error codes are the one table
@@ -293,7 +321,9 @@ func enumFor(jf jsonField, k kind) (*Enum, error) {
 		}
 		sort.Strings(names)
 		return nil, fmt.Errorf("unknown enum %q (known: %s)", jf.Enum, strings.Join(names, ", "))
-	case !integer:
+	case e.strs != nil && k != kString:
+		return nil, fmt.Errorf("enum %q on a field of type %s: it names string values", jf.Enum, jf.Type)
+	case e.strs == nil && !integer:
 		return nil, fmt.Errorf("enum %q on a field of type %s: enums name int8, int16 or int32 values", jf.Enum, jf.Type)
 	}
 	return e, nil

@@ -106,7 +106,7 @@ func (n *Node) HasValue() bool { return !n.noval && n.Kind != KindGroup }
 
 // EnumName is the symbolic name of an enum-like integer, or "".
 func (n *Node) EnumName() string {
-	if n.enum == nil || n.Kind != KindInt {
+	if n.enum == nil || n.Kind != KindInt || n.enum.strs != nil {
 		return ""
 	}
 	return n.enum.Name(n.Int)
@@ -177,6 +177,11 @@ func (n *Node) AppendDisplay(b []byte) []byte {
 			b = append(b, "null"...)
 		} else {
 			b = appendQuote(b, n.Str)
+			if n.enum != nil && n.enum.strs != nil && !n.enum.KnownString(n.Str) {
+				b = append(b, " (unknown "...)
+				b = append(b, n.enum.Title...)
+				b = append(b, ')')
+			}
 		}
 	case KindUUID:
 		b = append(b, n.Str...)

@@ -1,5 +1,9 @@
 package dissect
 
+// The definitions in defs/ (but the hand-written ACL and SASL ones) and the
+// facts in testdata/kafka are written from Kafka's own files by defgen.
+//go:generate go run ../internal/testtools/defgen -root ..
+
 import (
 	"bytes"
 	"encoding/json"

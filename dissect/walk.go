@@ -56,7 +56,7 @@ func (d *decoder) field(f *Field) {
 		typ = f.label
 	}
 	n := d.value(f, f.kind, f.Name, typ, f.About)
-	n.enum = f.enum // only integer fields have one
+	n.enum = f.enum // only integer and string fields have one
 }
 
 // value decodes one value of kind k: field f itself, or one element of
@@ -201,7 +201,7 @@ func (d *decoder) array(f *Field) {
 	elemType := f.Type[2:]
 	for i := int64(0); i < count && !d.failed; i++ {
 		e := d.value(f, f.elem, f.elemName(i), elemType, "")
-		e.enum = f.enum // only arrays of integers have one
+		e.enum = f.enum // only arrays of integers and strings have one
 	}
 	d.close(n, mark)
 }

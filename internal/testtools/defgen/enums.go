@@ -2,7 +2,7 @@ package main
 
 import "strings"
 
-// enumRules name the table (dissect.Enums) of an integer field, by the API
+// enumRules name the table (dissect.Enums) of an integer or string field, by the API
 // (its name without Request/Response; "" for every API) and the field's
 // name. Kafka keeps these tables in Java, or in the prose of a field's
 // description; they belong to the field, not to its name alone:
@@ -47,6 +47,21 @@ var enumRules = map[[2]string]string{
 	{"UpdateMetadata", "Type"}:                                "ControlRequestType",
 	{"Produce", "Acks"}:                                       "Acks",
 	{"ApiVersions", "ApiKey"}:                                 "ApiKey",
+
+	// Strings that are names from a known set.
+	{"ListGroups", "StatesFilter"}:               "GroupState",
+	{"ListGroups", "GroupState"}:                 "GroupState",
+	{"ListGroups", "TypesFilter"}:                "GroupType",
+	{"ListGroups", "GroupType"}:                  "GroupType",
+	{"DescribeGroups", "GroupState"}:             "GroupState",
+	{"ConsumerGroupDescribe", "GroupState"}:      "GroupState",
+	{"ShareGroupDescribe", "GroupState"}:         "GroupState",
+	{"StreamsGroupDescribe", "GroupState"}:       "GroupState",
+	{"ListTransactions", "StateFilters"}:         "TransactionState",
+	{"ListTransactions", "TransactionState"}:     "TransactionState",
+	{"DescribeTransactions", "TransactionState"}: "TransactionState",
+	{"DescribeClientQuotas", "EntityType"}:       "QuotaEntityType",
+	{"AlterClientQuotas", "EntityType"}:          "QuotaEntityType",
 }
 
 // setEnums sets the enum attribute of d's integer fields. Error codes are
