@@ -54,7 +54,7 @@ func factsOfJSON(fs []jsonField, commons map[string][]jsonField) ([]fieldFacts, 
 			}
 		}
 		if jf.Tag != nil {
-			f.Tag = *jf.Tag
+			f.Tag = int(*jf.Tag)
 			if jf.TaggedVersions == "" {
 				f.Tagged = f.Versions
 			}
@@ -552,4 +552,41 @@ func TestEveryAPIDefined(t *testing.T) {
 		}
 	}
 	t.Logf("%d message versions defined", n)
+}
+
+// Kafka's own files load as --schema-dir definitions: the attributes
+// kdissect does not read (about, entityType, mapKey, ...) are passed over,
+// and a tag written as a string is read as Kafka's generator reads it.
+func TestKafkaFilesLoad(t *testing.T) {
+	dirs := []string{filepath.Join("testdata", "kafka")}
+	if _, err := os.Stat(filepath.Join("..", "..", "shared", "kafka-messages")); err == nil {
+		dirs = append(dirs, filepath.Join("..", "..", "shared", "kafka-messages"))
+	}
+	n := 0
+	for _, dir := range dirs {
+		for _, layer := range factLayers {
+			files, _ := filepath.Glob(filepath.Join(dir, layer, "*.json"))
+			for _, f := range files {
+				src, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if bytes.Contains(src, []byte(`"type": "header"`)) {
+					continue // headers are not messages a registry holds
+				}
+				d, err := ParseDef(src)
+				if err != nil {
+					t.Errorf("%s: %v", f, err)
+					continue
+				}
+				n++
+				if strings.Contains(string(src), `"tag": "0"`) && !slices.ContainsFunc(d.Fields, func(f *Field) bool { return f.Tag == 0 }) {
+					t.Errorf("%s: the tag written as a string is lost", f)
+				}
+			}
+		}
+	}
+	if n < 360*len(dirs) { // 368 message files a folder
+		t.Errorf("only %d files loaded from %v", n, dirs)
+	}
 }

@@ -154,13 +154,31 @@ type jsonField struct {
 	NullableVersions string          `json:"nullableVersions"`
 	TaggedVersions   string          `json:"taggedVersions"`
 	FlexibleVersions *string         `json:"flexibleVersions"`
-	Tag              *int            `json:"tag"`
+	Tag              *tagNum         `json:"tag"`
 	About            string          `json:"about"`
 	Default          json.RawMessage `json:"default"`
 	Fields           []jsonField     `json:"fields"`
 	// Enum is kdissect's own attribute: the table that names the field's
 	// values (see Enums). Kafka keeps these tables in Java, not in JSON.
 	Enum string `json:"enum"`
+}
+
+// tagNum is a tag number as Kafka's files write it: a number, or in one
+// of them (BrokerHeartbeatRequest) a string of digits, which Kafka's
+// generator reads all the same.
+type tagNum int
+
+func (t *tagNum) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("tag %s is not a number", b)
+	}
+	*t = tagNum(v)
+	return nil
 }
 
 type jsonDef struct {
@@ -271,7 +289,7 @@ func (b *builder) field(jf jsonField) (*Field, error) {
 		if *jf.Tag < 0 || *jf.Tag > math.MaxInt32 {
 			return nil, fmt.Errorf("tag %d out of range", *jf.Tag)
 		}
-		f.Tag = *jf.Tag
+		f.Tag = int(*jf.Tag)
 		if jf.TaggedVersions == "" {
 			f.Tagged = f.Versions
 		}
