@@ -1,12 +1,14 @@
 package dissect
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -443,7 +445,12 @@ func (w *recWalk) recordFields(control bool) bool {
 		hn.noval = true
 		return false
 	}
-	cn.Doc = countDoc(count)
+	switch count {
+	case 0:
+		cn.Doc = "no headers follow" // most records: made once, not per record
+	default:
+		cn.Doc = countDoc(count)
+	}
 	switch {
 	case count < 0:
 		w.problem(cn, cn.Offset, fmt.Sprintf("header count %d is negative", count))
@@ -847,27 +854,47 @@ func (w *recWalk) trailing(to int, what string) {
 
 // ---- names and notes ----
 
-// Element names for the first entries are made once, as for arrays.
+// Element names are made once and kept, as for arrays: a busy capture
+// names the same Record[0] to Record[9999] in every batch. The tables
+// grow to the largest index seen, up to maxNamed.
 var (
-	batchNames   = sync.OnceValue(func() []string { return indexNamesN("RecordBatch", 64) })
-	recordNames  = sync.OnceValue(func() []string { return indexNamesN("Record", 1024) })
-	messageNames = sync.OnceValue(func() []string { return indexNamesN("Message", 256) })
-	headerNames  = sync.OnceValue(func() []string { return indexNamesN("Header", 64) })
+	batchNames   = &nameTable{prefix: "RecordBatch"}
+	recordNames  = &nameTable{prefix: "Record"}
+	messageNames = &nameTable{prefix: "Message"}
+	headerNames  = &nameTable{prefix: "Header"}
 )
 
-func indexNamesN(prefix string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = prefix + "[" + strconv.Itoa(i) + "]"
-	}
-	return out
+const maxNamed = 1 << 16
+
+type nameTable struct {
+	prefix string
+	mu     sync.Mutex
+	names  atomic.Pointer[[]string]
 }
 
-func indexedName(table func() []string, prefix string, i int) string {
-	if t := table(); i < len(t) {
-		return t[i]
+func indexedName(t *nameTable, _ string, i int) string {
+	if p := t.names.Load(); p != nil && i < len(*p) {
+		return (*p)[i]
 	}
-	return prefix + "[" + strconv.Itoa(i) + "]"
+	if i >= maxNamed {
+		return t.prefix + "[" + strconv.Itoa(i) + "]"
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var old []string
+	if p := t.names.Load(); p != nil {
+		old = *p
+	}
+	if i < len(old) {
+		return old[i]
+	}
+	grown := make([]string, max(64, 2*len(old), i+1))
+	copy(grown, old)
+	for j := len(old); j < len(grown); j++ {
+		grown[j] = t.prefix + "[" + strconv.Itoa(j) + "]"
+	}
+	t.names.Store(&grown)
+	return grown[i]
 }
 
 // batchAttrNames names every combination of the seven attribute bits a
@@ -948,13 +975,25 @@ func appendRecordBytes(b []byte, v []byte) []byte {
 			cut = cut[:len(cut)-1]
 		}
 	}
-	b = appendQuote(b, string(cut))
+	b = appendQuoteBytes(b, cut)
 	if len(cut) < len(v) {
 		b = append(b, "… ("...)
 		b = strconv.AppendInt(b, int64(len(v)), 10)
 		b = append(b, " bytes)"...)
 	}
 	return b
+}
+
+// appendQuoteBytes is appendQuote for bytes, without copying them to a
+// string when no character needs escaping (printableUTF8 has ruled out
+// the controls).
+func appendQuoteBytes(b, v []byte) []byte {
+	if bytes.IndexByte(v, '"') < 0 && bytes.IndexByte(v, '\\') < 0 {
+		b = append(b, '"')
+		b = append(b, v...)
+		return append(b, '"')
+	}
+	return strconv.AppendQuote(b, string(v))
 }
 
 // appendHexPrefix is the hex form bytes get everywhere: the first 32.
@@ -1017,21 +1056,23 @@ const (
 	docBaseSequence    = "sequence number of the first record for its producer and partition; -1 for none"
 	docRecordCount     = "number of records in the batch"
 	docRecords         = "the batch's records"
-	docRecordLength    = "bytes of the record after this length"
-	docRecordAttrs     = "unused; 0"
-	docTimestampDelta  = "timestamp of the record minus the batch's base_timestamp, in ms"
-	docOffsetDelta     = "offset of the record minus the batch's base_offset"
-	docKey             = "the record's key; null for none"
-	docValue           = "the record's value; null for a tombstone"
-	docHeaders         = "the record's headers"
-	docHeaderKey       = "header name"
-	docHeaderValue     = "header value; null for none"
-	docMessage         = "a MessageSet message (magic 0 or 1)"
-	docMsgOffset       = "offset of the message; a producer writes 0 or a count"
-	docInnerOffset     = "offset relative to the wrapper's first message (inner message of a magic 1 wrapper)"
-	docMsgSize         = "bytes of the message after this field"
-	docMsgCRC          = "CRC-32 of the message from its magic to its end"
-	docMsgAttrs        = "bits 0-2 compression, 3 timestamp type (magic 1)"
-	docMsgTimestamp    = "timestamp in ms since the epoch"
-	docWrapped         = "compressed MessageSet of the messages inside this wrapper"
+	// The docs of a record's fields are short: they repeat for every
+	// record, in every line of the text tree and every node of the JSON.
+	docRecordLength   = "bytes after this length"
+	docRecordAttrs    = "unused"
+	docTimestampDelta = "ms after base_timestamp"
+	docOffsetDelta    = "offsets after base_offset"
+	docKey            = "record key; null for none"
+	docValue          = "record value; null for a tombstone"
+	docHeaders        = "record headers"
+	docHeaderKey      = "header name"
+	docHeaderValue    = "header value"
+	docMessage        = "a MessageSet message (magic 0 or 1)"
+	docMsgOffset      = "offset of the message; a producer writes 0 or a count"
+	docInnerOffset    = "offset relative to the wrapper's first message (inner message of a magic 1 wrapper)"
+	docMsgSize        = "bytes of the message after this field"
+	docMsgCRC         = "CRC-32 of the message from its magic to its end"
+	docMsgAttrs       = "bits 0-2 compression, 3 timestamp type (magic 1)"
+	docMsgTimestamp   = "timestamp in ms since the epoch"
+	docWrapped        = "compressed MessageSet of the messages inside this wrapper"
 )
