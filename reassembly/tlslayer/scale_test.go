@@ -205,8 +205,8 @@ func heapPerConn(tb testing.TB, n int, pkts []testkit.Packet) float64 {
 func TestHelloConnMemory(t *testing.T) {
 	const n = 20000
 	pkts := clientOnly(n, clientHello)
-	if b := heapPerConn(t, n, pkts); b > 3000 {
-		t.Errorf("%.0f heap bytes per connection that sent a ClientHello, want under 3000", b)
+	if b := heapPerConn(t, n, pkts); b > 2000 {
+		t.Errorf("%.0f heap bytes per connection that sent a ClientHello, want under 2000", b)
 	}
 }
 
