@@ -188,10 +188,7 @@ func (e *env) values(fl *field) []Value {
 		}
 	case e.acc != nil:
 		if fl.rec != nil {
-			e.acc.Field(fl.name, func(v Value) bool {
-				dst = append(dst, v)
-				return true
-			})
+			dst = accValues(e.acc, fl.name, dst)
 		} else {
 			dst = bodyValues(e.acc.Message(), fl.path, dst)
 		}
@@ -199,6 +196,16 @@ func (e *env) values(fl *field) []Value {
 		dst = append(dst, e.row[fl.name]...)
 	}
 	e.buf = dst
+	return dst
+}
+
+// accValues is apart from values so that the closure's capture of dst
+// moves to the heap only for accessors, not for every record.
+func accValues(a Fields, name string, dst []Value) []Value {
+	a.Field(name, func(v Value) bool {
+		dst = append(dst, v)
+		return true
+	})
 	return dst
 }
 
