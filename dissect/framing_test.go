@@ -57,8 +57,20 @@ func TestKafkaFramingKeep(t *testing.T) {
 	head := func(key, ver int16) []byte {
 		return []byte{0, 0, 0, 40, byte(key >> 8), byte(key), byte(ver >> 8), byte(ver), 0, 0, 0, 7, 0xff, 0xff}
 	}
-	reg := NewRegistry().AddSASL()
-	acl := func(key int16) bool { return key == 30 || key == 31 }
+	// A registry of the ACL and SASL APIs, and DescribeAcls' request
+	// without its response, whatever the built-in registry defines.
+	all := NewRegistry().AddSASL()
+	reg := &Registry{req: map[int16]*Def{}, resp: map[int16]*Def{}}
+	for _, k := range []int16{17, 29, 30, 31, 36} {
+		reg.req[k] = all.req[k]
+		if k != 29 {
+			reg.resp[k] = all.resp[k]
+		}
+	}
+	if !reg.HasDefinition(29, true) || reg.HasDefinition(29, false) || reg.HasDefinition(0, true) {
+		t.Fatal("the test's registry is not as it says")
+	}
+	acl := func(key int16) bool { return key == 30 || key == 31 || key == 29 }
 	type keep struct{ body, response, all bool }
 	for _, c := range []struct {
 		name string
@@ -69,6 +81,7 @@ func TestKafkaFramingKeep(t *testing.T) {
 		{"CreateAcls, defined and wanted", KafkaFraming{Wants: acl, Registry: reg}, head(30, 3), keep{true, true, false}},
 		{"CreateAcls, not wanted", KafkaFraming{Wants: func(int16) bool { return false }, Registry: reg}, head(30, 3), keep{}},
 		{"Produce, no definition", KafkaFraming{Registry: reg}, head(0, 9), keep{}},
+		{"DescribeAcls, a request definition only", KafkaFraming{Wants: acl, Registry: reg}, head(29, 3), keep{true, false, false}},
 		{"Produce, no registry", KafkaFraming{}, head(0, 9), keep{true, true, false}},
 		{"Produce, wanted, no registry", KafkaFraming{Wants: acl}, head(0, 9), keep{}},
 		{"SaslAuthenticate, not wanted", KafkaFraming{Wants: acl, Registry: reg}, head(36, 2), keep{true, true, false}},
