@@ -83,8 +83,11 @@ func TestRecordsEndToEnd(t *testing.T) {
 		t.Fatalf("--json: exit %d", code)
 	}
 	var line struct {
-		Sources []struct{ Source, Length int; Codec string }
-		Tree    json.RawMessage
+		Sources []struct {
+			Source, Length int
+			Codec          string
+		}
+		Tree json.RawMessage
 	}
 	if err := json.Unmarshal([]byte(strings.Split(out, "\n")[0]), &line); err != nil {
 		t.Fatal(err)
