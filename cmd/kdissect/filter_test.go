@@ -357,17 +357,8 @@ func statsFromJSON(t *testing.T, out string) map[string][]map[string]any {
 		if m["principal"] != nil {
 			c.row["principal"] = m["principal"]
 		}
-		if api == "ApiVersions" && dir == "request" {
-			sw := map[string]any{"name": nil, "version": ""}
-			for _, n := range treeNodes(m, "ClientSoftwareName") {
-				sw["name"] = n["value"]
-			}
-			for _, n := range treeNodes(m, "ClientSoftwareVersion") {
-				sw["version"] = n["value"]
-			}
-			if sw["name"] != nil {
-				c.row["client_software"] = sw
-			}
+		if sw := m["client_software"]; sw != nil {
+			c.row["client_software"] = sw
 		}
 	}
 	out2 := map[string][]map[string]any{}

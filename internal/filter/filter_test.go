@@ -326,6 +326,29 @@ func TestEvents(t *testing.T) {
 	}
 }
 
+// What the session knows of a connection is a field of every message on
+// it, whatever APIs are shown.
+func TestConnectionFields(t *testing.T) {
+	f, err := Compile(`client_software.name == "kgo" && client_software.version matches "^v1\\."`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	records(t, "sasl-scram-acls.pcap", capture.DefaultOptions(), func(r *capture.Record) {
+		sw := r.Exchange.Software
+		want := r.Kind == capture.KindMessage && sw != nil && sw.Name == "kgo" && strings.HasPrefix(sw.Version, "v1.")
+		if got := f.Record(r); got != want {
+			t.Errorf("#%d: %v, want %v", r.Exchange.Index, got, want)
+		}
+		if want {
+			n++
+		}
+	})
+	if n == 0 {
+		t.Error("no message of kgo's connection")
+	}
+}
+
 // The audit's rows, by their NDJSON keys.
 func TestRows(t *testing.T) {
 	s := func(v string) *string { return &v }

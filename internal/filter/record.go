@@ -46,6 +46,8 @@ const (
 	fSummary
 	fSize
 	fProblemMessage
+	fSoftwareName
+	fSoftwareVersion
 	fProblemOffset
 	fEvent
 	fLength
@@ -166,6 +168,8 @@ var messageFields = func() map[string]*recordField {
 		{name: "forwarded", id: fForwarded, types: tyBool, flag: true},
 		{name: "malformed", id: fMalformed, types: tyBool, flag: true},
 		{name: "summary", id: fSummary, types: tyString},
+		{name: "client_software.name", id: fSoftwareName, types: tyString},
+		{name: "client_software.version", id: fSoftwareVersion, types: tyString},
 		{name: "size", id: fSize, types: tyInt},
 		{name: "problems.message", id: fProblemMessage, types: tyString},
 		{name: "problems.offset", id: fProblemOffset, types: tyInt},
@@ -300,6 +304,11 @@ func messageValues(r *capture.Record, id fieldID, dst []Value) []Value {
 		return append(dst, Bool(false))
 	case fSummary:
 		return append(dst, String(m.Summary))
+	case fSoftwareName, fSoftwareVersion:
+		if sw := x.Software; sw != nil {
+			dst = append(dst, String([...]string{sw.Name, sw.Version}[id-fSoftwareName]))
+		}
+		return dst
 	case fSize:
 		return append(dst, Int(int64(frameSize(m)), ""))
 	case fProblemMessage:

@@ -293,8 +293,8 @@ func (s *principals) rows() [][]cell {
 
 // conns: per connection, who and what: its client and broker, the last
 // principal known on it, the client software its ApiVersions request
-// named (when ApiVersions is shown), its TLS session, its messages and
-// their bytes, the first and last message's time.
+// named, its TLS session, its messages and their bytes, the first and
+// last message's time.
 type conns struct {
 	m     map[connKey]*connRow
 	order []*connRow
@@ -344,27 +344,9 @@ func (s *conns) record(r *capture.Record) {
 		t := *r.TLS
 		row.tls = &t
 	}
-	if m.APIKey == 18 && m.Direction == dissect.Request && m.Tree != nil {
-		// Copied: the tree's strings may point into the frame's bytes.
-		if n := findNode(m.Tree, "ClientSoftwareName"); n != nil && n.HasValue() && !n.Null {
-			row.software, row.hasSoftware = strings.Clone(n.Str), true
-		}
-		if n := findNode(m.Tree, "ClientSoftwareVersion"); n != nil && n.HasValue() && !n.Null {
-			row.version = strings.Clone(n.Str)
-		}
+	if sw := x.Software; sw != nil {
+		row.software, row.version, row.hasSoftware = strings.Clone(sw.Name), strings.Clone(sw.Version), true
 	}
-}
-
-func findNode(n *dissect.Node, name string) *dissect.Node {
-	if n.Name == name {
-		return n
-	}
-	for _, c := range n.Children {
-		if f := findNode(c, name); f != nil {
-			return f
-		}
-	}
-	return nil
 }
 
 func (*conns) columns() []column {
