@@ -615,8 +615,11 @@ func (w *recWalk) message(i, end int, wrapper int8) bool {
 	if !ok {
 		return !cut
 	}
-	if codec != codecNone && !vn.Null {
-		w.wrapped(vn, int8(magic), codec)
+	if codec != codecNone {
+		vn.Category = CatRecordBatch // compressed messages, not a record's value
+		if !vn.Null {
+			w.wrapped(vn, int8(magic), codec)
+		}
 	}
 	w.trailing(stop, "bytes after the value of the message")
 	return !cut

@@ -151,6 +151,19 @@ func fetchResponse(v int16, records []byte) []byte {
 	return testkit.KmsgResponse(resp, 9)
 }
 
+// shareFetchResponse is a ShareFetch response of version v returning
+// records for one partition.
+func shareFetchResponse(v int16, records []byte) []byte {
+	resp := kmsg.NewPtrShareFetchResponse()
+	resp.Version = v
+	tp := kmsg.NewShareFetchResponseTopic()
+	p := kmsg.NewShareFetchResponseTopicPartition()
+	p.Records = records
+	tp.Partitions = append(tp.Partitions, p)
+	resp.Topics = append(resp.Topics, tp)
+	return testkit.KmsgResponse(resp, 9)
+}
+
 // recordsNode finds the records field of a one-partition message.
 func recordsNode(t testing.TB, m *Message) *Node {
 	t.Helper()
@@ -310,6 +323,7 @@ func TestRecordsEveryCodec(t *testing.T) {
 				{"produce v9", produce(9, b), Options{}},
 				{"fetch v4", fetchResponse(4, b), Options{Direction: Response, APIKey: 1, APIVersion: 4}},
 				{"fetch v12", fetchResponse(12, b), Options{Direction: Response, APIKey: 1, APIVersion: 12}},
+				{"share fetch v1", shareFetchResponse(1, b), Options{Direction: Response, APIKey: 78, APIVersion: 1}},
 			}
 			for _, f := range frames {
 				m := Builtin().Decode(f.frame, f.o)
