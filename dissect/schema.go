@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Versions is an inclusive range of API versions, parsed from Kafka's
@@ -127,8 +128,11 @@ type Field struct {
 	// value is redacted when the name or the entry says it is sensitive.
 	config bool
 
-	kind      kind
-	elemNames []string // names of an array's first elements, made once
+	kind kind
+	// elemNames are the names of an array's first elements, made when
+	// the array is first decoded: most arrays of the definitions never
+	// are in a run, and their names would only burden the collector.
+	elemNames atomic.Pointer[[]string]
 	elem      kind     // element kind of an array
 	sname     string   // struct (or array element struct) name
 	Fields    []*Field // struct fields
@@ -317,14 +321,12 @@ func (b *builder) field(jf jsonField) (*Field, error) {
 		typ = typ[2:]
 		if k, ok := primitives[typ]; ok {
 			f.elem = k
-			f.elemNames = indexNames(f.Name)
 			// An array of integers names its elements' values, as
 			// ShareAcknowledge's AcknowledgeTypes.
 			f.enum, err = enumFor(jf, k)
 			return f, err
 		}
 		f.elem = kStruct
-		f.elemNames = indexNames(typ)
 	} else if k, ok := primitives[typ]; ok {
 		f.kind = k
 		f.enum, err = enumFor(jf, k)
@@ -401,14 +403,29 @@ var (
 	indexNamesOf = map[string][]string{}
 )
 
-// elemName names element i of array f: Elem[i].
-func (f *Field) elemName(i int64) string {
-	if i < int64(len(f.elemNames)) {
-		return f.elemNames[i]
-	}
-	prefix := f.Name
+// elemNamePrefix is what array f's elements are named after: their
+// struct, or the field itself for an array of primitives.
+func (f *Field) elemNamePrefix() string {
 	if f.elem == kStruct {
-		prefix = f.sname
+		return f.sname
 	}
-	return prefix + "[" + strconv.FormatInt(i, 10) + "]"
+	return f.Name
+}
+
+// names returns the names of array f's first elements.
+func (f *Field) names() []string {
+	if p := f.elemNames.Load(); p != nil {
+		return *p
+	}
+	names := indexNames(f.elemNamePrefix())
+	f.elemNames.Store(&names)
+	return names
+}
+
+// elemName names element i of an array whose first names are names.
+func (f *Field) elemName(names []string, i int64) string {
+	if i < int64(len(names)) {
+		return names[i]
+	}
+	return f.elemNamePrefix() + "[" + strconv.FormatInt(i, 10) + "]"
 }

@@ -199,8 +199,12 @@ func (d *decoder) array(f *Field) {
 		}
 	}
 	elemType := f.Type[2:]
+	var names []string
+	if count > 0 {
+		names = f.names()
+	}
 	for i := int64(0); i < count && !d.failed; i++ {
-		e := d.value(f, f.elem, f.elemName(i), elemType, "")
+		e := d.value(f, f.elem, f.elemName(names, i), elemType, "")
 		e.enum = f.enum // only arrays of integers and strings have one
 	}
 	d.close(n, mark)
