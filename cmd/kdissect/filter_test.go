@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"reflect"
 	"regexp"
 	"sort"
@@ -194,6 +195,29 @@ func TestFilterErrorsStopBeforeReading(t *testing.T) {
 		if code != exitUsage || out != "" || stderr != c.want {
 			t.Errorf("%q: exit %d, stdout %q, stderr\n%q\nwant\n%q", c.args, code, out, stderr, c.want)
 		}
+	}
+}
+
+// The filter knows the fields of the definitions the run decodes with:
+// --schema-dir's too.
+func TestFilterNamesSchemaDirFields(t *testing.T) {
+	src, err := os.ReadFile("../../testdata/schemas/DescribeAclsRequest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	def := strings.ReplaceAll(string(src), `"HostFilter"`, `"HostPattern"`)
+	if err := os.WriteFile(dir+"/DescribeAclsRequest.json", []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := shipped("sasl-scram-acls")
+	_, stderr, code := runCLI(t, "", "--summary", "--all", "-Y", "HostPattern", file)
+	if code != exitUsage || stderr != "kdissect: -Y: unknown field \"HostPattern\" at 1\n" {
+		t.Errorf("without --schema-dir: exit %d %s", code, stderr)
+	}
+	out, stderr, code := runCLI(t, "", "--summary", "--all", "--schema-dir", dir, "-Y", `HostPattern || api == "DescribeAcls" && HostFilter`, file)
+	if code != exitOK || strings.Count(out, "\n") != 1 || !strings.Contains(out, "DescribeAcls v3 request") {
+		t.Errorf("with --schema-dir: exit %d %s\n%s", code, stderr, out)
 	}
 }
 
