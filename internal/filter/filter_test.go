@@ -63,6 +63,17 @@ func TestErrorsPointAtTheColumn(t *testing.T) {
 	}
 }
 
+// The parts kdissect dissects inside a field (SASL tokens, record
+// batches) are fields too, although no definition names them.
+func TestTreeOnlyNames(t *testing.T) {
+	for _, e := range []string{`username == "alice"`, `key contains "user-" && value contains "{"`,
+		`producer_id == 7 && base_offset > 0 && headers`} {
+		if _, err := Compile(e); err != nil {
+			t.Errorf("%s: %v", e, err)
+		}
+	}
+}
+
 func TestBlankIsNoFilter(t *testing.T) {
 	for _, s := range []string{"", "  \t"} {
 		f, err := Compile(s)

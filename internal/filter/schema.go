@@ -33,6 +33,18 @@ var saslParts = map[string]types{
 	"token": tyString | tyBytes, "sub": tyString,
 }
 
+// recordParts are the fields of the record batches kdissect decodes inside
+// a records field (Produce, Fetch), also tree names, not definitions'.
+// length and version are the events' here.
+var recordParts = map[string]types{
+	"base_offset": tyInt, "batch_length": tyInt, "partition_leader_epoch": tyInt, "magic": tyInt,
+	"crc": tyInt, "attributes": tyInt, "last_offset_delta": tyInt, "base_timestamp": tyInt,
+	"max_timestamp": tyInt, "producer_id": tyInt, "producer_epoch": tyInt, "base_sequence": tyInt,
+	"record_count": tyInt, "timestamp_delta": tyInt, "offset_delta": tyInt, "key": tyBytes | tyString,
+	"value": tyBytes | tyString, "headers": tyInt, "coordinator_epoch": tyInt, "message_size": tyInt,
+	"offset": tyInt, "timestamp": tyInt,
+}
+
 var schemas sync.Map // *dissect.Registry → *schema
 
 // messageSchema is the schema of reg's messages, built once per registry.
@@ -41,8 +53,10 @@ func messageSchema(reg *dissect.Registry) *schema {
 		return s.(*schema)
 	}
 	s := &schema{fields: messageFields, body: map[string]types{}, defs: reg.Defs()}
-	for n, t := range saslParts {
-		s.body[n] = t
+	for _, parts := range []map[string]types{saslParts, recordParts} {
+		for n, t := range parts {
+			s.body[n] = t
+		}
 	}
 	var walk func(fs []*dissect.Field)
 	walk = func(fs []*dissect.Field) {
