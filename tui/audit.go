@@ -105,19 +105,19 @@ func (m *Model) revealAudit() {
 	a.offset = revealRow(a.offset, a.cursor, m.auditHeight(), len(a.rows))
 }
 
-func (m *Model) auditKey(msg tea.KeyPressMsg) tea.Cmd {
+func (m *Model) auditKey(msg tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	k := &m.keys
 	a := &m.audit
 	h := m.auditHeight()
 	switch {
 	case key.Matches(msg, k.Quit):
-		return tea.Quit
+		return nil, true
 	case key.Matches(msg, k.Audit, k.Cancel):
 		a.open = false
-		return nil
+		return nil, false
 	case key.Matches(msg, k.Submit):
 		m.auditJump()
-		return nil
+		return nil, false
 	case key.Matches(msg, k.Up):
 		a.cursor--
 	case key.Matches(msg, k.Down):
@@ -133,7 +133,7 @@ func (m *Model) auditKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	a.cursor = clamp(a.cursor, 0, max(len(a.rows)-1, 0))
 	m.revealAudit()
-	return nil
+	return nil, false
 }
 
 // auditJump closes the view on the request of the row under the cursor
@@ -158,7 +158,9 @@ func (m *Model) auditJump() {
 	}
 	a.open = false
 	m.focus = paneList
+	from, ok := m.here()
 	m.selectRow(row)
+	m.jumped(from, ok)
 }
 
 // auditScreen is the view's content area: a title, the table's heading,

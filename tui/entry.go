@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/binary"
 	"strconv"
 	"strings"
 
@@ -15,11 +16,38 @@ func EntryOf(m *dissect.Message) Entry {
 	e := Entry{
 		Direction: m.Direction, APIKey: m.APIKey, APIName: m.APIName, APIVersion: m.APIVersion,
 		CorrelationID: m.CorrelationID, Summary: m.Summary, HasProblems: len(m.Problems) > 0,
+		Size: frameSize(m),
 	}
+	e.ClientID, e.HasClientID = clientID(m.Tree)
 	if m.Direction == dissect.Response {
 		e.KafkaError = kafkaError(m.Tree)
 	}
 	return e
+}
+
+// frameSize is the frame's size, size prefix included, as the prefix says
+// (the NDJSON size), so a frame whose body was not kept still has one.
+func frameSize(m *dissect.Message) int {
+	if len(m.Raw) >= 4 {
+		return int(binary.BigEndian.Uint32(m.Raw)) + 4
+	}
+	return len(m.Raw)
+}
+
+// clientID is the request header's client_id, when it has a non-null one.
+func clientID(root *dissect.Node) (string, bool) {
+	if root == nil {
+		return "", false
+	}
+	for _, c := range root.Children {
+		if c.Category != dissect.CatHeader {
+			continue
+		}
+		if n := c.Child("client_id"); n != nil && n.HasValue() && !n.Null {
+			return n.Str, true
+		}
+	}
+	return "", false
 }
 
 // kafkaError is the name of the first non-zero error code in a tree, in

@@ -8,6 +8,8 @@ import (
 
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/capture"
+	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/reassembly/tlslayer"
 )
 
 // Feed is the explorer's listener on a capture run: an entry for each
@@ -22,6 +24,11 @@ type Feed struct {
 	// malformed mirrors the run's answer where the explorer can read it
 	// while the reader still runs (the user may quit first).
 	malformed atomic.Bool
+	// undecrypted are the TLS connections whose session could not be
+	// decrypted (no key log, or no key for them): the progress reports
+	// carry their count to the explorer, whose empty list says why.
+	undecrypted  map[reassembly.ConnKey]bool
+	nUndecrypted atomic.Int64
 }
 
 // stored is a listed message's frame and how it was decoded.
@@ -41,6 +48,9 @@ func (f *Feed) Record(r *capture.Record) {
 	if r.Malformed {
 		f.malformed.Store(true)
 	}
+	if r.Kind == capture.KindEvent {
+		f.countTLS(r)
+	}
 	if r.Kind != capture.KindMessage {
 		return
 	}
@@ -54,10 +64,14 @@ func (f *Feed) Record(r *capture.Record) {
 	e.Who, e.Identity = x.Identity.String(), x.Identity
 	if cs := x.Software; cs != nil {
 		e.Software = cs.Name + " " + cs.Version
+		e.SoftwareName, e.SoftwareVersion, e.HasSoftware = cs.Name, cs.Version, true
 	}
 	if r.TLS != nil {
 		e.TLS = "TLS " + r.TLS.Version + " " + r.TLS.Cipher
+		e.TLSVersion, e.TLSCipher, e.TLSSNI = r.TLS.Version, r.TLS.Cipher, r.TLS.SNI
 	}
+	e.Latency, e.HasLatency, e.Inferred = x.Latency, x.HasLatency, x.Inferred
+	e.StreamOffset, e.File = r.Offset, r.File
 	if e.Peer == 0 || x.PeerCut {
 		e.Peer = -1
 	}
@@ -66,6 +80,31 @@ func (f *Feed) Record(r *capture.Record) {
 	case <-f.stop:
 	}
 }
+
+// countTLS counts a connection whose TLS session was not decrypted, once.
+func (f *Feed) countTLS(r *capture.Record) {
+	le, ok := r.Event.(*reassembly.LayerEvent)
+	if !ok {
+		return
+	}
+	s, ok := le.Value.(*tlslayer.Session)
+	if !ok || s.Decrypted {
+		return
+	}
+	k := le.Flow.Conn
+	f.mu.Lock()
+	if f.undecrypted == nil {
+		f.undecrypted = map[reassembly.ConnKey]bool{}
+	}
+	if !f.undecrypted[k] {
+		f.undecrypted[k] = true
+		f.nUndecrypted.Add(1)
+	}
+	f.mu.Unlock()
+}
+
+// Undecrypted is how many TLS connections could not be decrypted so far.
+func (f *Feed) Undecrypted() int { return int(f.nUndecrypted.Load()) }
 
 // Load decodes a listed message again from its stored bytes.
 func (f *Feed) Load(index int) (*dissect.Message, error) {
@@ -103,13 +142,13 @@ func StartReader(ctx context.Context, run *capture.Run) *Reader {
 		}
 		last = done
 		select {
-		case pch <- ProgressMsg{Done: done, Total: total}:
+		case pch <- ProgressMsg{Done: done, Total: total, Undecrypted: feed.Undecrypted()}:
 		default: // the explorer is busy: it gets the next report
 		}
 	})
 	go func() {
 		_, err := run.Read(ctx, feed)
-		pch <- ProgressMsg{Finished: true, Err: err}
+		pch <- ProgressMsg{Finished: true, Err: err, Undecrypted: feed.Undecrypted()}
 		close(feed.entries)
 		close(pch)
 		rd.err = err
@@ -141,7 +180,7 @@ func Explore(run *capture.Run) (malformed bool, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rd := StartReader(ctx, run)
-	if err := Run(rd.Load, rd.Entries, rd.Progress, Options{Title: run.Title(), Live: run.Live()}); err != nil {
+	if err := Run(rd.Load, rd.Entries, rd.Progress, Options{Title: run.Title(), Live: run.Live(), Registry: run.Registry()}); err != nil {
 		return false, err
 	}
 	return rd.Result(false)

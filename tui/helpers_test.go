@@ -70,12 +70,42 @@ func newTestModel(t *testing.T, load Loader, entries []Entry, w, h int) Model {
 	return send(m, EntriesMsg(entries))
 }
 
+// send updates m with each message and then with what the commands it
+// gave answer, as the program would, until none is left: a search or a
+// filter that decodes in the background has finished when send returns.
 func send(m Model, msgs ...tea.Msg) Model {
 	for _, msg := range msgs {
-		nm, _ := m.Update(msg)
-		m = nm.(Model)
+		queue := []tea.Msg{msg}
+		for steps := 0; len(queue) > 0; steps++ {
+			if steps > 1_000_000 {
+				panic("the commands never stop answering") // a hang guard, not a timing
+			}
+			nm, cmd := m.Update(queue[0])
+			m = nm.(Model)
+			queue = append(queue[1:], runCmd(cmd)...)
+		}
 	}
 	return m
+}
+
+// runCmd runs a command and the commands of a batch, returning their
+// messages (tea.Quit's is dropped: the model has nothing to do with it).
+func runCmd(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	switch msg := cmd().(type) {
+	case nil, tea.QuitMsg:
+		return nil
+	case tea.BatchMsg:
+		var out []tea.Msg
+		for _, c := range msg {
+			out = append(out, runCmd(c)...)
+		}
+		return out
+	default:
+		return []tea.Msg{msg}
+	}
 }
 
 // keys turns "j", "tab", "shift+tab", "enter", ... into key messages.

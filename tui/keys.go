@@ -20,6 +20,7 @@ type KeyMap struct {
 	ExpandAll, CollapseAll key.Binding
 	Search, Next, Prev     key.Binding
 	Filter, Peer, Audit    key.Binding
+	Back, Forward, Time    key.Binding
 	Help, Cancel, Quit     key.Binding
 	Submit                 key.Binding // in the search/filter prompt
 }
@@ -50,9 +51,12 @@ func DefaultKeyMap() KeyMap {
 		Search:      b("/", "search", "/"),
 		Next:        b("n", "next match", "n"),
 		Prev:        b("N", "previous match", "N"),
-		Filter:      b("f", "filter", "f"),
+		Filter:      b("f", "filter bar", "f"),
 		Peer:        b("p", "request↔response", "p"),
 		Audit:       b("a", "ACL change log", "a"),
+		Back:        b("⌫/[", "back", "backspace", "["),
+		Forward:     b("]", "forward", "]"),
+		Time:        b("t", "time column", "t"),
 		Help:        b("?", "help", "?"),
 		Cancel:      b("esc", "cancel·clear", "esc"),
 		Quit:        b("q/^c", "quit", "q", "ctrl+c"),
@@ -70,7 +74,8 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Left, k.Right, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.NextPane, k.PrevPane, k.FocusList, k.FocusTree, k.FocusHex, k.Toggle, k.ExpandAll, k.CollapseAll},
-		{k.Search, k.Next, k.Prev, k.Filter, k.Peer, k.Audit, k.Help, k.Cancel, k.Quit},
+		{k.Search, k.Next, k.Prev, k.Filter, k.Peer, k.Back, k.Forward},
+		{k.Audit, k.Time, k.Help, k.Cancel, k.Quit},
 	}
 }
 

@@ -49,8 +49,9 @@ func (m *Model) layout() layout {
 		return l
 	}
 	l.ok = true
-	l.contentY = 1
-	l.contentH = H - 4 // title, two status lines, key line
+	top := 1 + m.barHeight() // the title, and the filter bar when open
+	l.contentY = top
+	l.contentH = H - 3 - top // less two status lines and the key line
 	l.statusY = H - 3
 	hexW := max(m.hex.width(), 72)
 	if W >= wideWidth && W-hexW-1 >= 50 {
@@ -58,9 +59,9 @@ func (m *Model) layout() layout {
 		avail := l.contentH - 2 // list header, bottom header
 		listH := clamp(m.list.len(), 3, clamp(avail/3, 3, avail-4))
 		bottomH := avail - listH
-		l.listHdr = rect{0, 1, W, 1}
-		l.list = rect{0, 2, W, listH}
-		y := 2 + listH
+		l.listHdr = rect{0, top, W, 1}
+		l.list = rect{0, top + 1, W, listH}
+		y := top + 1 + listH
 		treeW := W - hexW - 1
 		l.treeHdr = rect{0, y, treeW, 1}
 		l.hexHdr = rect{treeW + 1, y, hexW, 1}
@@ -77,13 +78,22 @@ func (m *Model) layout() layout {
 	// a short capture or a narrow filter leaves the room to the tree.
 	listH := clamp(m.list.len(), min(3, maxList), maxList)
 	treeH := rest - listH
-	l.listHdr = rect{0, 1, W, 1}
-	l.list = rect{0, 2, W, listH}
-	l.treeHdr = rect{0, 2 + listH, W, 1}
-	l.tree = rect{0, 3 + listH, W, treeH}
-	l.hexHdr = rect{0, 3 + listH + treeH, W, 1}
-	l.hex = rect{0, 4 + listH + treeH, W, hexH}
+	l.listHdr = rect{0, top, W, 1}
+	l.list = rect{0, top + 1, W, listH}
+	l.treeHdr = rect{0, top + 1 + listH, W, 1}
+	l.tree = rect{0, top + 2 + listH, W, treeH}
+	l.hexHdr = rect{0, top + 2 + listH + treeH, W, 1}
+	l.hex = rect{0, top + 3 + listH + treeH, W, hexH}
 	return l
+}
+
+// barHeight is the lines the filter bar takes: the text and its note
+// while open, none otherwise (the title names the filter applied).
+func (m *Model) barHeight() int {
+	if m.input == inputFilter {
+		return 2
+	}
+	return 0
 }
 
 // paneAt is the pane (header included) under a screen cell.

@@ -18,18 +18,42 @@ type listModel struct {
 	entries []Entry
 	pos     map[int]int // Entry.Index → position in entries
 	filter  string      // as typed; "" is none
-	shown   []int       // positions shown while filtered
-	cursor  int         // row (into the shown list)
-	hidden  int         // position selected before the filter hid every entry, or -1
-	offset  int         // first visible row
-	t0      time.Time   // time of the first entry; the Time column is relative to it
+	flt     *listFilter // what filter is, compiled; nil for none
+	// decode loads a message for a filter that reads its problems (set
+	// by the model; the list itself decodes nothing).
+	decode func(int) *dissect.Message
+	// A filter on body fields is applied in the background (Model.scan):
+	// the positions below scanned are decided, those from scanned on wait.
+	scanned int
+	gen     int       // counts setFilter calls: a background answer for another one is dropped
+	want    int       // position to select once the background filter reaches it, or -1
+	shown   []int     // positions shown while filtered
+	cursor  int       // row (into the shown list)
+	hidden  int       // position selected before the filter hid every entry, or -1
+	offset  int       // first visible row
+	t0      time.Time // time of the first entry; the Time column is relative to it
+	times   timeMode
 
 	// column widths, grown as entries arrive (stable while scrolling)
 	wNo, wTime, wConn, wAPI, wCorr, wInfo int
 }
 
+// timeMode is what the Time column shows (t cycles it).
+type timeMode uint8
+
+const (
+	timeRelative timeMode = iota // seconds since the first message
+	timeAbsolute                 // the time of day, UTC
+	timeDelta                    // seconds since the previous row shown
+	numTimeModes
+)
+
+func (t timeMode) String() string {
+	return [...]string{"seconds since the first message", "time of day (UTC)", "seconds since the previous row shown"}[t]
+}
+
 func newList() listModel {
-	return listModel{pos: map[int]int{}, hidden: -1, wNo: 3, wTime: 8, wConn: 10, wAPI: 3, wCorr: 4}
+	return listModel{pos: map[int]int{}, hidden: -1, want: -1, wNo: 3, wTime: 8, wConn: 10, wAPI: 3, wCorr: 4}
 }
 
 func (l *listModel) filtered() bool { return l.filter != "" }
@@ -100,8 +124,11 @@ func (l *listModel) add(es []Entry) {
 				q.Peer = e.Index
 			}
 		}
-		if l.filtered() && l.match(&l.entries[p]) {
-			l.shown = append(l.shown, p)
+		if l.filtered() && !l.flt.needsBody() {
+			if l.match(&l.entries[p]) {
+				l.shown = append(l.shown, p)
+			}
+			l.scanned = p + 1
 		}
 		l.wNo = max(l.wNo, len(strconv.Itoa(e.Index)))
 		l.wTime = max(l.wTime, len(l.timeText(&e)))
@@ -112,29 +139,49 @@ func (l *listModel) add(es []Entry) {
 	}
 }
 
-// setFilter shows only the entries matching f: "errors" (or "problems",
-// "!") keeps the malformed ones and the responses carrying a Kafka error
-// code; anything else keeps the entries whose API name or connection
-// contains it, ignoring case. The cursor stays on the same entry when it
-// is still shown, else on the next one shown; when the filter shows
-// nothing, the entry is kept for the next filter.
-func (l *listModel) setFilter(f string) {
-	f = strings.TrimSpace(f)
-	keep := l.hidden
+// setFilter shows only the entries lf matches (every entry for nil). The
+// cursor stays on the same entry when it is still shown, else on the next
+// one shown; when the filter shows nothing, the entry is kept for the next
+// filter. A filter on body fields matches nothing yet: the model feeds it
+// the background's answers (addScanned), and the cursor lands on the same
+// entry, or the next shown, once they reach it.
+func (l *listModel) setFilter(lf *listFilter) { l.setFilterKeeping(lf, l.keepPos()) }
+
+// keepPos is the position a new filter keeps selected: the selected
+// entry's, or the one kept when a filter hid every entry; -1 for none.
+func (l *listModel) keepPos() int {
 	if e := l.selected(); e != nil {
-		keep = l.pos[e.Index]
+		return l.pos[e.Index]
 	}
-	l.filter = f
+	return l.hidden
+}
+
+// setFilterKeeping is setFilter keeping the entry at position keep: the
+// filter bar applies each text as it is typed, and keeps the entry
+// selected when it opened, not the one an intermediate text moved to.
+func (l *listModel) setFilterKeeping(lf *listFilter, keep int) {
+	l.gen++
+	l.flt, l.filter = lf, ""
+	if lf != nil {
+		l.filter = lf.text
+	}
 	l.shown = l.shown[:0]
-	if f != "" {
+	l.scanned, l.want = 0, -1
+	if lf != nil && !lf.needsBody() {
 		for p := range l.entries {
 			if l.match(&l.entries[p]) {
 				l.shown = append(l.shown, p)
 			}
 		}
+		l.scanned = len(l.entries)
 	}
 	l.cursor = 0
 	l.hidden = -1
+	l.offset = 0
+	if lf.needsBody() {
+		l.hidden, l.want = keep, keep
+		return
+	}
 	if l.len() == 0 {
 		l.hidden = keep
 	}
@@ -145,21 +192,50 @@ func (l *listModel) setFilter(f string) {
 			l.cursor = min(sort.SearchInts(l.shown, keep), max(len(l.shown)-1, 0))
 		}
 	}
-	l.offset = 0
+}
+
+// scanning reports whether a filter on body fields has entries left to
+// decide.
+func (l *listModel) scanning() bool {
+	return l.flt.needsBody() && l.scanned < len(l.entries)
+}
+
+// addScanned takes the background's answer for the positions from..from+n
+// (matched among them), in order; it reports whether the selection moved.
+func (l *listModel) addScanned(from, n int, matched []int) bool {
+	if from != l.scanned {
+		return false
+	}
+	before := l.selected()
+	l.shown = append(l.shown, matched...)
+	l.scanned = from + n
+	if len(l.shown) > 0 {
+		l.hidden = -1
+	}
+	switch {
+	case l.want >= 0:
+		// On the kept entry or the first shown after it as soon as the
+		// scan reaches it; until then on the last shown before it.
+		r := sort.SearchInts(l.shown, l.want)
+		if r < len(l.shown) {
+			l.cursor, l.want = r, -1
+		} else {
+			l.cursor = max(len(l.shown)-1, 0)
+			if !l.scanning() {
+				l.want = -1
+			}
+		}
+	case len(l.shown) == 0 && !l.scanning():
+		l.cursor = 0
+	}
+	return l.selected() != before
 }
 
 func (l *listModel) match(e *Entry) bool {
-	f := strings.ToLower(l.filter)
-	switch f {
-	case "":
+	if l.flt == nil {
 		return true
-	case "errors", "error", "problems", "!":
-		return e.failed()
 	}
-	return strings.Contains(strings.ToLower(e.APIName), f) ||
-		strings.Contains(strings.ToLower(e.Src), f) ||
-		strings.Contains(strings.ToLower(e.Dst), f) ||
-		strings.Contains(strings.ToLower(connText(e)), f)
+	return l.flt.match(e, l.decode)
 }
 
 // searchText is what / looks through for an entry: its number, connection,
@@ -186,6 +262,35 @@ func (l *listModel) scroll(d, height int) {
 func (l *listModel) timeText(e *Entry) string {
 	d := e.Time.Sub(l.t0)
 	return strconv.FormatFloat(d.Seconds(), 'f', 6, 64)
+}
+
+// timeAt is the Time column of a row in the current mode.
+func (l *listModel) timeAt(row int) string {
+	e := l.at(row)
+	switch l.times {
+	case timeAbsolute:
+		return e.Time.UTC().Format("15:04:05.000000")
+	case timeDelta:
+		prev := l.at(row - 1)
+		if prev == nil {
+			return strconv.FormatFloat(0, 'f', 6, 64)
+		}
+		return strconv.FormatFloat(e.Time.Sub(prev.Time).Seconds(), 'f', 6, 64)
+	}
+	return l.timeText(e)
+}
+
+// timeWidth is the Time column's width in the current mode: a delta is
+// at most the time since the first message, whose width wTime follows.
+func (l *listModel) timeWidth() int {
+	if l.times == timeAbsolute {
+		return len("15:04:05.000000")
+	}
+	return l.wTime
+}
+
+func (l *listModel) timeTitle() string {
+	return [...]string{"Time", "UTC", "Delta"}[l.times]
 }
 
 // infoText is the summary without the "API vN direction corr=N: " lead
@@ -248,7 +353,7 @@ type listCols struct{ no, time, conn, api, corr, info int }
 // cols fits the columns into w: the connection column shrinks first (to
 // 12), then the time column goes, so the summary keeps up to 24 cells.
 func (l *listModel) cols(w int) listCols {
-	c := listCols{no: l.wNo, time: l.wTime, conn: l.wConn, api: l.wAPI, corr: l.wCorr}
+	c := listCols{no: l.wNo, time: l.timeWidth(), conn: l.wConn, api: l.wAPI, corr: l.wCorr}
 	fixed := func() int { return 2 + c.no + 1 + c.time + 1 + 3 + 1 + c.api + 1 + c.corr + 1 }
 	minInfo := clamp(l.wInfo, 4, 24)
 	if fixed()+c.conn+1+minInfo > w {
@@ -273,7 +378,7 @@ func (l *listModel) header(w int) string {
 	b.WriteString("  ")
 	cell(&b, "No.", c.no, true)
 	if c.time > 0 {
-		cell(&b, "Time", c.time, true)
+		cell(&b, l.timeTitle(), c.time, true)
 	}
 	cell(&b, "Connection", c.conn, false)
 	cell(&b, "Dir", 3, false)
@@ -296,7 +401,7 @@ func (l *listModel) rowText(row, w int) string {
 	b.WriteByte(marker(e))
 	cell(&b, strconv.Itoa(e.Index), c.no, true)
 	if c.time > 0 {
-		cell(&b, l.timeText(e), c.time, true)
+		cell(&b, l.timeAt(row), c.time, true)
 	}
 	cell(&b, connText(e), c.conn, false)
 	cell(&b, dirText(e.Direction), 3, false)
@@ -321,20 +426,20 @@ func marker(e *Entry) byte {
 // noMatch is what the list and the status line say when the filter hides
 // every entry, or "" when it does not.
 func (l *listModel) noMatch() string {
-	if l.filtered() && len(l.entries) > 0 && len(l.shown) == 0 {
+	if l.filtered() && len(l.entries) > 0 && len(l.shown) == 0 && !l.scanning() {
 		return fmt.Sprintf("no message matches the filter %q", dissect.Escape(l.filter))
 	}
 	return ""
 }
 
 // view renders height rows starting at the scroll offset.
-func (l *listModel) view(st *Styles, w, height int, focused bool) []string {
+func (l *listModel) view(st *Styles, w, height int, focused bool, empty string) []string {
 	lines := make([]string, 0, height)
 	for i := 0; i < height; i++ {
 		row := l.offset + i
 		if row >= l.len() {
 			if i == 0 && l.len() == 0 {
-				text := "no messages yet"
+				text := empty
 				if nm := l.noMatch(); nm != "" {
 					text = nm
 				}

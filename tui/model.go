@@ -55,9 +55,27 @@ type Model struct {
 	showHelp bool
 	notice   string // one-shot message on the key line
 
+	reg    *dissect.Registry // the filter language's body fields
+	bar    filterBar
+	scan   *scanCache // the background jobs' decodes
+	fjob   int        // the list filter generation whose chunk is under way, or -1
+	search searchJob
+	hits   searchHits
+	nav    navHistory
+	// undecrypted is how many TLS connections the reader could not
+	// decrypt: the empty list says so.
+	undecrypted int
+
 	entriesCh  <-chan Entry
 	progressCh <-chan ProgressMsg
 }
+
+// The background jobs' cache: enough for a screenful of n and N without
+// decoding again, bounded in bytes for captures of large produce batches.
+const (
+	scanCacheSize  = 512
+	scanCacheBytes = 64 << 20
+)
 
 // New builds an explorer that decodes messages with load. Feed it entries
 // with EntriesMsg (Run does that from a channel).
@@ -71,6 +89,24 @@ func New(load Loader, opt Options) Model {
 		list:     newList(),
 		tree:     newTree(),
 		curIndex: -1,
+		reg:      opt.Registry,
+		scan:     newScanCache(scanCacheSize, scanCacheBytes),
+		fjob:     -1,
+	}
+	if m.reg == nil {
+		m.reg = dissect.Builtin()
+	}
+	load, scan := m.load, m.scan
+	m.list.decode = func(i int) *dissect.Message { return scan.get(i, load) }
+	if opt.Filter != "" {
+		lf, err := compileFilter(opt.Filter, m.reg)
+		if err != nil {
+			// Shown where it can be mended, as if typed.
+			m.input, m.text, m.bar.err = inputFilter, []rune(opt.Filter), err
+		} else {
+			m.list.setFilter(lf)
+			m.bar.remember(lf.text)
+		}
 	}
 	// Colour until the program says what the terminal takes
 	// (tea.ColorProfileMsg): New must not look at the terminal itself.
@@ -103,16 +139,21 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.revealAll()
 	case EntriesMsg:
 		m.addEntries(msg)
+		return m, m.filterCmd()
 	case entriesDrainedMsg:
 		m.addEntries(msg.entries)
-		return m, drainEntries(m.entriesCh)
+		return m, tea.Batch(drainEntries(m.entriesCh), m.filterCmd())
 	case entriesClosedMsg:
 		m.closed = true
 	case ProgressMsg:
-		m.progress, m.hasProgress = msg, true
+		m.setProgress(msg)
 	case progressDrainedMsg:
-		m.progress, m.hasProgress = msg.p, true
+		m.setProgress(msg.p)
 		return m, drainProgress(m.progressCh)
+	case filterChunkMsg:
+		return m, m.filterAnswer(msg)
+	case searchChunkMsg:
+		return m, m.searchAnswer(msg)
 	case progressClosedMsg:
 	case tea.ColorProfileMsg:
 		m.setStyles(stylesFor(msg.Profile))
@@ -126,6 +167,44 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.handleMouse(msg.Mouse(), true)
 	}
 	return m, nil
+}
+
+func (m *Model) setProgress(p ProgressMsg) {
+	m.progress, m.hasProgress = p, true
+	m.undecrypted = max(m.undecrypted, p.Undecrypted) // a report dropped while busy must not lower it
+}
+
+// filterCmd asks the background for the next chunk of a filter on body
+// fields, unless one is under way.
+func (m *Model) filterCmd() tea.Cmd {
+	l := &m.list
+	if !l.scanning() || m.fjob == l.gen {
+		return nil
+	}
+	end := min(l.scanned+scanChunk, len(l.entries))
+	es := slices.Clone(l.entries[l.scanned:end])
+	m.fjob = l.gen
+	return filterChunk(l.gen, l.scanned, es, l.flt, m.load, m.scan)
+}
+
+// filterAnswer takes a chunk's answer and asks for the next.
+func (m *Model) filterAnswer(msg filterChunkMsg) tea.Cmd {
+	if msg.gen == m.fjob {
+		m.fjob = -1
+	}
+	if msg.gen != m.list.gen {
+		return nil
+	}
+	before := m.layout()
+	if m.list.addScanned(msg.from, msg.n, msg.matched) {
+		m.loadSelected()
+	}
+	m.relayout(before)
+	m.list.reveal(m.layout().list.h)
+	if !m.list.scanning() && m.input == inputNone && m.notice == "" {
+		m.notice = m.filterNotice()
+	}
+	return m.filterCmd()
 }
 
 // addEntries appends to the list. The first entry is selected at once; in
@@ -249,25 +328,31 @@ func (m *Model) marked() (lo, hi int) {
 	return 0, 0
 }
 
-// handleKeys acts on keys in order. The only command a key gives is
-// tea.Quit, and the keys after it are not the explorer's any more.
+// handleKeys acts on keys in order. After tea.Quit the keys are not the
+// explorer's any more; the other commands are the background jobs'.
 func (m *Model) handleKeys(ks []tea.KeyPressMsg) tea.Cmd {
+	var cmds []tea.Cmd
 	for _, k := range ks {
-		if cmd := m.handleKey(k); cmd != nil {
-			return cmd
+		cmd, quit := m.handleKey(k)
+		if quit {
+			return tea.Quit
+		}
+		if cmd != nil {
+			cmds = append(cmds, cmd)
 		}
 	}
-	return nil
+	return tea.Batch(cmds...)
 }
 
-func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+func (m *Model) handleKey(msg tea.KeyPressMsg) (cmd tea.Cmd, quit bool) {
 	m.notice = ""
+	leftBar := m.bar.left
+	m.bar.left = false
 	if msg.Code == 'c' && msg.Mod == tea.ModCtrl {
-		return tea.Quit
+		return nil, true
 	}
 	if m.input != inputNone {
-		m.inputKey(msg)
-		return nil
+		return m.inputKey(msg), false
 	}
 	k := &m.keys
 	if m.audit.open {
@@ -276,15 +361,15 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.showHelp {
 		switch {
 		case key.Matches(msg, k.Quit):
-			return tea.Quit
+			return nil, true
 		case key.Matches(msg, k.Help, k.Cancel):
 			m.showHelp = false
 		}
-		return nil
+		return nil, false
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
-		return tea.Quit
+		return nil, true
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
 	case key.Matches(msg, k.NextPane):
@@ -300,17 +385,32 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Search):
 		m.input, m.text = inputSearch, nil
 	case key.Matches(msg, k.Filter):
-		m.input, m.text = inputFilter, []rune(m.list.filter)
+		m.openBar()
 	case key.Matches(msg, k.Next):
-		m.findNext(+1)
+		return m.startSearch(+1), false
 	case key.Matches(msg, k.Prev):
-		m.findNext(-1)
+		return m.startSearch(-1), false
 	case key.Matches(msg, k.Peer):
 		m.jumpPeer()
 	case key.Matches(msg, k.Audit):
 		m.openAudit()
+	case key.Matches(msg, k.Back):
+		m.goBack(-1)
+	case key.Matches(msg, k.Forward):
+		m.goBack(+1)
+	case key.Matches(msg, k.Time):
+		m.list.times = (m.list.times + 1) % numTimeModes
+		m.notice = "Time: " + m.list.times.String()
 	case key.Matches(msg, k.Cancel):
-		m.query = ""
+		switch {
+		case m.search.active:
+			m.stopSearch()
+		case leftBar && m.list.filtered():
+			m.notice = "filter cleared"
+			return m.applyFilter(nil), false
+		default:
+			m.query = ""
+		}
 	default:
 		switch m.focus {
 		case paneList:
@@ -321,7 +421,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.hexKey(msg)
 		}
 	}
-	return nil
+	return nil, false
 }
 
 func (m *Model) listKey(msg tea.KeyPressMsg) {
@@ -348,6 +448,7 @@ func (m *Model) listKey(msg tea.KeyPressMsg) {
 		return
 	}
 	if m.list.len() > 0 {
+		m.list.want = -1 // the user chose: a background filter no longer moves the cursor
 		m.selectRow(row)
 	}
 }
@@ -419,140 +520,176 @@ func (m *Model) hexKey(msg tea.KeyPressMsg) {
 	m.syncFromHex()
 }
 
-// inputKey edits the search/filter prompt.
-func (m *Model) inputKey(msg tea.KeyPressMsg) {
+// inputKey edits the search prompt or the filter bar.
+func (m *Model) inputKey(msg tea.KeyPressMsg) tea.Cmd {
+	if m.input == inputFilter {
+		return m.barKey(msg)
+	}
 	switch {
 	case msg.Code == tea.KeyEnter:
 		text := strings.TrimSpace(string(m.text))
-		mode := m.input
 		m.input, m.text = inputNone, nil
-		if mode == inputSearch {
-			m.query = text
-			if text != "" {
-				m.findNext(+1)
-			}
-		} else {
-			m.applyFilter(text)
+		m.query = text
+		if text != "" {
+			return m.startSearch(+1)
 		}
 	case msg.Code == tea.KeyEscape:
 		m.input, m.text = inputNone, nil
+	default:
+		m.editText(msg)
+	}
+	return nil
+}
+
+// editText takes a key that edits the prompt's text; it reports whether
+// the text changed.
+func (m *Model) editText(msg tea.KeyPressMsg) bool {
+	switch {
 	case msg.Code == tea.KeyBackspace:
 		if len(m.text) > 0 {
 			m.text = m.text[:len(m.text)-1]
+			return true
 		}
 	case msg.Code == 'u' && msg.Mod == tea.ModCtrl:
+		changed := len(m.text) > 0
 		m.text = nil
+		return changed
 	default:
+		changed := false
 		for _, r := range msg.Text { // empty for keys that type nothing
 			// Only what dissect.Escape shows as itself: a control or a
 			// bidi override typed (or pasted) is dropped, not searched for.
 			if strconv.IsPrint(r) {
 				m.text = append(m.text, r)
+				changed = true
 			}
 		}
+		return changed
 	}
+	return false
+}
+
+// openBar opens the filter bar on the filter applied.
+func (m *Model) openBar() {
+	before := m.layout()
+	m.input, m.text = inputFilter, []rune(m.list.filter)
+	m.bar.err, m.bar.pos, m.bar.draft, m.bar.pending = nil, len(m.bar.history), nil, nil
+	m.bar.keep = m.list.keepPos()
+	m.relayout(before)
+}
+
+// barKey is a key in the filter bar: each edit applies the text when it
+// compiles (the list keeps the last good filter when it does not), Enter
+// and Esc leave the bar, ↑ and ↓ walk the filters applied before.
+func (m *Model) barKey(msg tea.KeyPressMsg) tea.Cmd {
+	b := &m.bar
+	switch {
+	case msg.Code == tea.KeyEnter:
+		lf, err := compileFilter(string(m.text), m.reg)
+		if err != nil {
+			return nil // the error is on the bar; there is nothing to apply
+		}
+		var cmd tea.Cmd
+		if !sameFilter(lf, m.list.flt) {
+			cmd = m.applyFilterKeeping(lf, b.keep)
+		}
+		m.leaveBar()
+		if m.list.filtered() {
+			m.notice = m.filterNotice()
+		}
+		return cmd
+	case msg.Code == tea.KeyEscape:
+		m.leaveBar()
+		b.left = true
+		return nil
+	case msg.Code == tea.KeyUp:
+		if b.pos == 0 || len(b.history) == 0 {
+			return nil
+		}
+		if b.pos == len(b.history) {
+			b.draft = slices.Clone(m.text)
+		}
+		b.pos--
+		m.text = []rune(b.history[b.pos])
+	case msg.Code == tea.KeyDown:
+		if b.pos >= len(b.history) {
+			return nil
+		}
+		b.pos++
+		if b.pos == len(b.history) {
+			m.text = b.draft
+		} else {
+			m.text = []rune(b.history[b.pos])
+		}
+	default:
+		if !m.editText(msg) {
+			return nil
+		}
+	}
+	return m.liveFilter()
+}
+
+// liveFilter applies the bar's text when it is a filter of the language.
+// An empty text and a shorthand wait for Enter: a word on its way to a
+// field name or to a filter would otherwise filter by its letters, and
+// clearing the text to type another would show every message meanwhile.
+func (m *Model) liveFilter() tea.Cmd {
+	lf, err := compileFilter(string(m.text), m.reg)
+	m.bar.err = err
+	m.bar.pending = nil
+	if err != nil {
+		return nil
+	}
+	if lf == nil || lf.short != shortNone {
+		if !sameFilter(lf, m.list.flt) {
+			m.bar.pending = lf
+			if lf == nil {
+				m.bar.pending = &listFilter{} // "every message", on Enter
+			}
+		}
+		return nil
+	}
+	if sameFilter(lf, m.list.flt) {
+		return nil
+	}
+	return m.applyFilterKeeping(lf, m.bar.keep)
+}
+
+func sameFilter(a, b *listFilter) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.text == b.text
+}
+
+// leaveBar closes the bar on the filter applied, the last good one.
+func (m *Model) leaveBar() {
+	before := m.layout()
+	m.input, m.text = inputNone, nil
+	m.bar.err, m.bar.pending = nil, nil
+	m.bar.remember(m.list.filter)
+	m.relayout(before)
 }
 
 // applyFilter narrows the list and reloads when the selection moved.
-func (m *Model) applyFilter(f string) {
-	m.list.setFilter(f)
+func (m *Model) applyFilter(lf *listFilter) tea.Cmd {
+	return m.applyFilterKeeping(lf, m.list.keepPos())
+}
+
+func (m *Model) applyFilterKeeping(lf *listFilter, keep int) tea.Cmd {
+	m.search.active = false // its rows are not the list's any more
+	m.list.setFilterKeeping(lf, keep)
 	m.loadSelected()
 	m.revealAll() // the list's height follows the rows shown
-	if m.list.filtered() {
-		m.notice = fmt.Sprintf("filter %q: %d of %d messages", dissect.Escape(m.list.filter), m.list.len(), len(m.list.entries))
-	}
+	return m.filterCmd()
 }
 
-// findNext goes to the next (dir 1) or previous (-1) match of the search.
-// From the tree or bytes it looks through the selected message's fields
-// first; past its last match (or from the list) it moves to the next
-// message whose row matches, and to the first matching field there.
-func (m *Model) findNext(dir int) {
-	if m.query == "" {
-		m.notice = "no search yet: press /"
-		return
+// filterNotice is the key line after a filter is applied.
+func (m *Model) filterNotice() string {
+	if m.list.scanning() {
+		return fmt.Sprintf("filter %q: decoding the messages to match their fields", dissect.Escape(m.list.filter))
 	}
-	q := strings.ToLower(m.query)
-	if m.focus != paneList {
-		if found, _ := m.findInTree(q, dir, false); found {
-			return
-		}
-	}
-	if m.findEntry(q, dir) {
-		return
-	}
-	// No other message matches: go round the selected one's fields.
-	if found, wrapped := m.findInTree(q, dir, true); found {
-		if wrapped {
-			m.notice = "search wrapped"
-		}
-		return
-	}
-	m.notice = "not found: " + dissect.Escape(m.query)
-}
-
-// findInTree selects the next node whose label matches q after the
-// selected one (before it for dir -1); wrap continues from the other end,
-// and wrapped says whether it had to.
-func (m *Model) findInTree(q string, dir int, wrap bool) (found, wrapped bool) {
-	if m.cur == nil || m.cur.Tree == nil {
-		return false, false
-	}
-	nodes := preorder(m.cur.Tree)
-	cur := m.tree.selected()
-	start := -1
-	for i, p := range nodes {
-		if p[len(p)-1] == cur {
-			start = i
-		}
-	}
-	return m.findInTreeFrom(nodes, q, start, dir, wrap)
-}
-
-func (m *Model) findInTreeFrom(nodes [][]*dissect.Node, q string, start, dir int, wrap bool) (found, wrapped bool) {
-	n := len(nodes)
-	for i := 1; i <= n; i++ {
-		j := start + dir*i
-		if j < 0 || j >= n {
-			if !wrap {
-				return false, false
-			}
-			j = ((j % n) + n) % n
-			wrapped = true
-		}
-		if strings.Contains(strings.ToLower(label(nodes[j][len(nodes[j])-1])), q) {
-			m.tree.selectPath(nodes[j])
-			m.syncFromTree()
-			return true, wrapped
-		}
-	}
-	return false, false
-}
-
-// findEntry selects the next message whose row matches q, wrapping, and
-// its first (last for dir -1) matching field.
-func (m *Model) findEntry(q string, dir int) bool {
-	n := m.list.len()
-	for i := 1; i < n; i++ {
-		row := ((m.list.cursor+dir*i)%n + n) % n
-		if !strings.Contains(searchText(m.list.at(row)), q) {
-			continue
-		}
-		if (dir > 0 && row < m.list.cursor) || (dir < 0 && row > m.list.cursor) {
-			m.notice = "search wrapped"
-		}
-		m.selectRow(row)
-		if m.cur != nil && m.cur.Tree != nil {
-			nodes := preorder(m.cur.Tree)
-			start := -1
-			if dir < 0 {
-				start = len(nodes)
-			}
-			m.findInTreeFrom(nodes, q, start, dir, false)
-		}
-		return true
-	}
-	return false
+	return fmt.Sprintf("filter %q: %d of %d messages", dissect.Escape(m.list.filter), m.list.len(), len(m.list.entries))
 }
 
 // jumpPeer selects the response of a request, or the request of a response.
@@ -578,7 +715,9 @@ func (m *Model) jumpPeer() {
 		}
 		return
 	}
+	from, ok := m.here()
 	m.selectRow(row)
+	m.jumped(from, ok)
 }
 
 // handleMouse takes a button press (wheel false) or a wheel turn.

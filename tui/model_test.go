@@ -345,10 +345,20 @@ func TestFilter(t *testing.T) {
 	if m.selectedIndex() != 0 || !strings.Contains(m.render(), "hidden by the filter") {
 		t.Errorf("p to a filtered peer: selected %d", m.selectedIndex())
 	}
-	// esc in the prompt keeps the filter.
-	m = send(m, join(keys("f", "ctrl+u"), typed("x"), keys("esc"))...)
-	if m.list.filter != "createacls" {
-		t.Errorf("esc changed the filter to %q", m.list.filter)
+	// The bar applies a filter of the language as it is typed; esc leaves
+	// it on that, and a second esc clears the filter.
+	m = send(m, join(keys("f", "ctrl+u"), typed(`api == "DeleteAcls"`), keys("esc"))...)
+	if m.input != inputNone || m.list.filter != `api == "DeleteAcls"` || m.list.len() != 2 {
+		t.Errorf("esc in the bar: input %v, filter %q, %d rows", m.input, m.list.filter, m.list.len())
+	}
+	m = send(m, keys("esc")...)
+	if m.list.filtered() || m.list.len() != 4 {
+		t.Errorf("a second esc left the filter %q, %d rows", m.list.filter, m.list.len())
+	}
+	// Esc later, after another key, does not.
+	m = send(m, join(keys("f"), typed(`api == "CreateAcls"`), keys("esc", "j", "esc"))...)
+	if m.list.filter != `api == "CreateAcls"` {
+		t.Errorf("esc after another key cleared the filter")
 	}
 }
 
@@ -388,9 +398,10 @@ func TestSearch(t *testing.T) {
 	if m.selectedIndex() != 12 || m.tree.selected().Name != "ResourceName" {
 		t.Errorf("n: #%d %q", m.selectedIndex(), m.tree.selected().Name)
 	}
-	// Field names match too.
+	// Field names match too, in the next message: #12's correlation_id
+	// is above the selected field.
 	m = send(m, join(keys("/"), typed("correlation"), keys("enter"))...)
-	if m.selectedIndex() != 12 || m.tree.selected().Name != "correlation_id" {
+	if m.selectedIndex() != 13 || m.tree.selected().Name != "correlation_id" {
 		t.Errorf("/correlation: #%d %q", m.selectedIndex(), m.tree.selected().Name)
 	}
 	m = send(m, join(keys("/"), typed("no such thing"), keys("enter"))...)

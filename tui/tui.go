@@ -46,6 +46,23 @@ type Entry struct {
 	// Software is the client software the connection's ApiVersions
 	// request named ("kgo 1.20"), "" when none did.
 	Software string
+
+	// What the display filter reads besides the above, as NDJSON names it.
+	ClientID     string // the request header's client_id; HasClientID false when it has none (or is null)
+	HasClientID  bool
+	Latency      time.Duration // on a response: from its request's last byte to its first
+	HasLatency   bool
+	StreamOffset int64  // the first byte's offset in its direction's stream
+	Size         int    // the frame's size, size prefix included
+	File         string // the capture file, "" live
+	Inferred     bool   // decoded by guessing the request (--guess)
+	// TLSVersion, TLSCipher and TLSSNI are the decrypted session's; ""
+	// for plaintext.
+	TLSVersion, TLSCipher, TLSSNI string
+	// HasSoftware: the connection's ApiVersions request named its client
+	// software, SoftwareName and SoftwareVersion.
+	SoftwareName, SoftwareVersion string
+	HasSoftware                   bool
 }
 
 // failed reports whether the entry is what the errors filter keeps: a
@@ -60,6 +77,12 @@ type Loader func(index int) (*dissect.Message, error)
 type Options struct {
 	Title string // shown in the title bar, e.g. the capture file name
 	Live  bool   // follow new entries while the selection is on the last row
+	// Registry names the body fields of the filter bar's language (the
+	// run's, with --schema-dir); nil is dissect.Builtin().
+	Registry *dissect.Registry
+	// Filter is the display filter to start with, in the filter bar's
+	// language; one that does not compile is shown in the bar, not applied.
+	Filter string
 }
 
 // EntriesMsg appends entries to the list, in capture order.
@@ -71,6 +94,9 @@ type ProgressMsg struct {
 	Done, Total int64
 	Finished    bool
 	Err         error
+	// Undecrypted is how many TLS connections were seen so far that could
+	// not be decrypted: an empty list then says why.
+	Undecrypted int
 }
 
 // Run shows the explorer full screen until the user quits. Entries and

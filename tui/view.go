@@ -35,6 +35,7 @@ func (m Model) render() string {
 	}
 	lines := make([]string, 0, m.height)
 	lines = append(lines, m.titleLine())
+	lines = append(lines, m.barLines()...)
 	switch {
 	case m.audit.open:
 		lines = append(lines, m.auditScreen(l.contentH)...)
@@ -62,6 +63,12 @@ func (m *Model) titleLine() string {
 		count = fmt.Sprintf("%d of %s · filter %q", m.list.len(), count, dissect.Escape(m.list.filter))
 	}
 	parts = append(parts, count)
+	if m.list.scanning() {
+		parts = append(parts, fmt.Sprintf("filtering %d%%", m.list.scanned*100/max(len(m.list.entries), 1)))
+	}
+	if m.undecrypted > 0 && n > 0 {
+		parts = append(parts, m.undecryptedText())
+	}
 	if m.opt.Live && !m.closed {
 		parts = append(parts, "live")
 	}
@@ -138,7 +145,7 @@ func (m *Model) panes(l *layout) []string {
 	W := m.width
 	var out []string
 	out = append(out, m.header(paneList, m.list.header(W - 2)[2:], W))
-	out = append(out, m.list.view(&m.st, W, l.list.h, m.focus == paneList)...)
+	out = append(out, m.list.view(&m.st, W, l.list.h, m.focus == paneList, m.emptyText())...)
 
 	lo, hi := m.marked()
 	empty := "(no message selected)"
@@ -163,6 +170,82 @@ func (m *Model) panes(l *layout) []string {
 		out = append(out, t+sep+right[i])
 	}
 	return out
+}
+
+// emptyText is what an empty list says before any message: why, when the
+// capture's TLS could not be decrypted.
+func (m *Model) emptyText() string {
+	if m.list.scanning() {
+		return "decoding the messages to match the filter…"
+	}
+	if m.undecrypted > 0 {
+		return m.undecryptedText()
+	}
+	return "no messages yet"
+}
+
+func (m *Model) undecryptedText() string {
+	if m.undecrypted == 1 {
+		return "1 TLS connection not decrypted: --tls-keylog"
+	}
+	return fmt.Sprintf("%d TLS connections not decrypted: --tls-keylog", m.undecrypted)
+}
+
+// barPrompt leads the filter bar's text.
+const barPrompt = " filter › "
+
+// barLines is the filter bar while it is open: the text, and under it the
+// compile error pointing at its column, or what the text means.
+func (m *Model) barLines() []string {
+	if m.input != inputFilter {
+		return nil
+	}
+	W := m.width
+	text := dissect.Escape(string(m.text))
+	pw := lipgloss.Width(barPrompt)
+	hidden := 0 // runes cut off the front, for an ellipsis
+	if room := W - pw - 1; lipgloss.Width(text) > room && room > 1 {
+		// Keep the end, where the typing is, in view.
+		rs := []rune(text)
+		hidden = len(rs) - (room - 1)
+		text = "…" + string(rs[hidden:])
+	}
+	first := fit(m.st.Prompt.Render(barPrompt)+text+"█", W)
+	var second string
+	switch {
+	case m.bar.err != nil:
+		msg := "✗ " + dissect.Escape(m.bar.err.Error())
+		if col := errorColumn(m.bar.err); col > 0 && col-1 >= hidden {
+			pad := pw + col - 1 - hidden
+			if hidden > 0 {
+				pad++ // the ellipsis
+			}
+			// The caret under the column, the message after it, or before
+			// it when the column is too far right for the message to fit.
+			w := lipgloss.Width(msg)
+			if pad+2+w > W && pad >= w+1 {
+				msg = strings.Repeat(" ", pad-w-1) + msg + " ^"
+			} else {
+				msg = strings.Repeat(" ", pad) + "^ " + msg
+			}
+			second = m.st.Problem.Render(msg)
+			break
+		}
+		second = m.st.Problem.Render("   " + msg)
+	case m.bar.pending != nil && m.bar.pending.text == "":
+		second = m.st.Dim.Render("   enter: every message")
+	case m.bar.pending != nil:
+		second = m.st.Dim.Render("   enter applies the " + m.bar.pending.describe())
+	case m.list.flt == nil:
+		second = m.st.Dim.Render("   the language of -Y: api == \"CreateAcls\" && principal == \"User:alice\", ResourceName matches \"^orders\" · empty: every message")
+	case m.list.flt.short != shortNone:
+		second = m.st.Dim.Render("   " + m.list.flt.describe())
+	case m.list.scanning():
+		second = m.st.Dim.Render(fmt.Sprintf("   ✓ decoding the messages to match their fields: %d of %d", m.list.scanned, len(m.list.entries)))
+	default:
+		second = m.st.Dim.Render(fmt.Sprintf("   ✓ %d of %d messages", m.list.len(), len(m.list.entries)))
+	}
+	return []string{first, fit(second, W)}
 }
 
 // statusLines are the selected field's path, type, value and place, and
@@ -212,6 +295,8 @@ func (m *Model) statusLines() []string {
 		first = m.st.Problem.Render("cannot decode message: " + dissect.Escape(m.curErr.Error()))
 	case m.list.noMatch() != "":
 		first = m.st.Dim.Render(m.list.noMatch())
+	case m.list.len() == 0 && m.undecrypted > 0 && len(m.list.entries) == 0:
+		first = m.st.Dim.Render(m.undecryptedText())
 	case m.list.len() == 0:
 		first = m.st.Dim.Render("no messages")
 	}
@@ -240,8 +325,9 @@ func (m *Model) keyLine() string {
 	case m.input == inputSearch:
 		return fit(m.st.Prompt.Render("/")+dissect.Escape(string(m.text))+"█"+m.st.Dim.Render("   enter search · esc cancel"), W)
 	case m.input == inputFilter:
-		return fit(m.st.Prompt.Render("filter: ")+dissect.Escape(string(m.text))+"█"+
-			m.st.Dim.Render("   API name, host:port, or errors · empty clears"), W)
+		return fit(m.st.Dim.Render(" filter bar: enter done · esc leaves, esc again clears · ↑↓ history · ^u empties"), W)
+	case m.search.active:
+		return fit(m.st.Notice.Render(m.searchProgress()), W)
 	case m.notice != "":
 		return fit(m.st.Notice.Render(m.notice), W)
 	}
@@ -257,7 +343,7 @@ func (m *Model) shortHelp() []key.Binding {
 	short := func(help, desc string) key.Binding {
 		return key.NewBinding(key.WithKeys(help), key.WithHelp(help, desc))
 	}
-	out := []key.Binding{k.Help, k.Quit, short("tab", "pane"), k.Search, k.Filter, short("p", "req↔resp")}
+	out := []key.Binding{k.Help, k.Quit, short("tab", "pane"), k.Search, short("f", "filter"), short("p", "req↔resp")}
 	switch m.focus {
 	case paneList:
 		out = append(out, short("↑↓/jk", "select"))
@@ -304,8 +390,10 @@ func (m *Model) helpScreen(height int) []string {
 	flush()
 	notes := []string{
 		"tree ↔ bytes: moving in one pane selects in the other (the focused pane leads)",
-		"/ searches rows (summary, host, API, corr id) and the selected message's fields",
-		"f filter: an API name, part of host:port, or errors; p: request ↔ response",
+		"/ finds text in any field of any message (not in secrets), decoding them in the background",
+		"f filter bar: -Y's language (api == \"CreateAcls\" && Principal contains \"alice\"); a word that is",
+		"  not a field is the old shorthand: errors, or part of an API name or host:port",
+		"⌫ [ ]: back and forward after p, a jump from the audit view, a search; t: the Time column",
 		"mouse: click a row or byte to select, a ▸/▾ to expand, wheel to scroll",
 	}
 	for _, s := range notes {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -815,4 +816,190 @@ func TestVersionWaitsForNoTerminal(t *testing.T) {
 	if took > time.Second {
 		t.Errorf("--version on a terminal took %v", took)
 	}
+}
+
+// fieldOnlyValue is a Host or Principal of a message in the capture's
+// --json that no --summary line names: a search for it can only find it in
+// the fields. It returns the value and the index of the first message that
+// holds it anywhere in its --json line.
+func fieldOnlyValue(t *testing.T, path string) (string, int) {
+	t.Helper()
+	sum, _, _ := runCLI(t, "", "--summary", path)
+	js, _, _ := runCLI(t, "", "--json", path)
+	type node struct {
+		Name     string          `json:"name"`
+		Value    json.RawMessage `json:"value"`
+		Children []*node         `json:"children"`
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(js, "\n"), "\n") {
+		var m struct {
+			Index *int  `json:"index"`
+			Tree  *node `json:"tree"`
+		}
+		if json.Unmarshal([]byte(l), &m) != nil || m.Index == nil {
+			continue
+		}
+		lines = append(lines, l)
+	}
+	first := func(v string) int {
+		for _, l := range lines {
+			if strings.Contains(strings.ToLower(l), strings.ToLower(v)) {
+				var m struct{ Index int }
+				json.Unmarshal([]byte(l), &m)
+				return m.Index
+			}
+		}
+		return -1
+	}
+	var walk func(n *node) string
+	walk = func(n *node) string {
+		if n.Name == "Host" || n.Name == "Principal" {
+			var v string
+			if json.Unmarshal(n.Value, &v) == nil && len(v) > 3 && !strings.Contains(strings.ToLower(sum), strings.ToLower(v)) {
+				return v
+			}
+		}
+		for _, c := range n.Children {
+			if v := walk(c); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	for _, l := range lines {
+		var m struct{ Tree *node }
+		json.Unmarshal([]byte(l), &m)
+		if m.Tree != nil {
+			if v := walk(m.Tree); v != "" {
+				return v, first(v)
+			}
+		}
+	}
+	t.Fatalf("every Host and Principal of %s is in its --summary", path)
+	return "", 0
+}
+
+// treeShows is the message the tree pane shows, from its title.
+func treeShows(s *paneScreen) int {
+	for _, l := range s.text {
+		if m := regexp.MustCompile(`Fields · #(\d+) `).FindStringSubmatch(l); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return n
+		}
+	}
+	return -1
+}
+
+// The filter bar, search across fields and the back key, in a real
+// terminal: what the keys do when they come from a terminal (Esc alone,
+// Backspace, ↑, text typed fast) rather than from a test's messages.
+func TestTUIEndToEndFilterSearchBack(t *testing.T) {
+	tmux := needTmux(t)
+	bin := kdissectBinary(t)
+	path := kadmCapture
+	if _, err := os.Stat(path); err != nil {
+		path = builtACLCapture(t)
+	}
+	rows := summaryRows(t, path)
+	var want []int
+	for _, r := range rows {
+		if strings.HasPrefix(r.api, "DeleteAcls ") && r.dir == "rsp" {
+			want = append(want, r.index)
+		}
+	}
+	if len(want) == 0 {
+		t.Fatalf("no DeleteAcls response in %s", path)
+	}
+	const expr = `api == "DeleteAcls" && direction == "response"`
+
+	t.Run("filterbar", func(t *testing.T) {
+		tm := startTmux(t, tmux, 120, 40, bin, "--tui", path)
+		tm.waitFor("the message list, fully read", func(s *paneScreen) bool { return firstScreen(s) && s.contains(" · done") })
+		tm.keys("f")
+		tm.waitFor("the filter bar", func(s *paneScreen) bool { return s.contains(" filter › █") })
+		tm.keys("-l", expr)
+		count := fmt.Sprintf("✓ %d of %d messages", len(want), len(rows))
+		s := tm.waitFor("the filter applied as typed", func(s *paneScreen) bool { return s.contains(count) })
+		var listed []int
+		for _, l := range s.text {
+			if m := regexp.MustCompile(`^[> ][!E ] +(\d+) .* rsp DeleteAcls v\d+ `).FindStringSubmatch(l); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				listed = append(listed, n)
+			} else if regexp.MustCompile(`^[> ][!E ] +\d+ \S+ \S+ → `).MatchString(l) {
+				t.Errorf("a row the filter should hide: %q", l)
+			}
+		}
+		if fmt.Sprint(listed) != fmt.Sprint(want) {
+			t.Errorf("rows %v, want the DeleteAcls responses %v:\n%s", listed, want, strings.Join(s.text, "\n"))
+		}
+		// An error as it is typed, pointing at its column; the list keeps
+		// the last good filter.
+		tm.keys("-l", " && Principle")
+		s = tm.waitFor("the error under the text", func(s *paneScreen) bool { return s.contains(`✗ unknown field "Principle"`) })
+		i, _ := s.line("filter › ")
+		col := strings.Index(s.text[i], "Principle")
+		runes := func(s string) int { return len([]rune(s)) }
+		if caret := strings.IndexRune(s.text[i+1], '^'); caret < 0 || runes(s.text[i+1][:caret]) != runes(s.text[i][:col]) {
+			t.Errorf("the caret is not under the error's column:\n%s\n%s", s.text[i], s.text[i+1])
+		}
+		if !s.contains(fmt.Sprintf("%d of %d messages · filter", len(want), len(rows))) {
+			t.Errorf("the list lost its last good filter:\n%s", strings.Join(s.text, "\n"))
+		}
+		// Esc leaves the bar on the last good filter; a second clears it.
+		tm.keys("Escape")
+		title := fmt.Sprintf("%d of %d messages · filter %q", len(want), len(rows), expr)
+		tm.waitFor("the bar closed on the filter", func(s *paneScreen) bool {
+			return strings.Contains(s.text[0], title) && !s.contains("filter › ")
+		})
+		tm.keys("Escape")
+		tm.waitFor("the filter cleared", func(s *paneScreen) bool {
+			return strings.Contains(s.text[0], fmt.Sprintf(" %d messages · done", len(rows))) && !strings.Contains(s.text[0], "filter")
+		})
+		// ↑ in the bar brings the filter back.
+		tm.keys("f", "Up")
+		tm.waitFor("↑ to recall the filter", func(s *paneScreen) bool {
+			return s.contains(" filter › "+expr+"█") && s.contains(count)
+		})
+		tm.keys("Enter")
+		tm.waitFor("enter to leave the bar", func(s *paneScreen) bool { return strings.Contains(s.text[0], title) && !s.contains("filter › ") })
+		tm.quit(0)
+	})
+
+	t.Run("search", func(t *testing.T) {
+		value, holder := fieldOnlyValue(t, path)
+		t.Logf("searching for %q, in the fields of #%d only", value, holder)
+		tm := startTmux(t, tmux, 120, 40, bin, "--tui", path)
+		s := tm.waitFor("the message list, fully read", func(s *paneScreen) bool { return firstScreen(s) && s.contains(" · done") })
+		start := treeShows(s)
+		if start == holder {
+			t.Fatalf("the first message already holds %q", value)
+		}
+		tm.keys("/")
+		tm.keys("-l", strings.ToLower(value))
+		tm.keys("Enter")
+		s = tm.waitFor("the search to reach #"+strconv.Itoa(holder), func(s *paneScreen) bool { return treeShows(s) == holder })
+		if st := s.status(tm.h); !strings.Contains(st, `"`+value+`"`) {
+			t.Errorf("the field found is not selected: status %q", st)
+		}
+		// Backspace goes back to where the search started; ] forward.
+		tm.keys("BSpace")
+		tm.waitFor("backspace to go back to #"+strconv.Itoa(start), func(s *paneScreen) bool { return treeShows(s) == start })
+		tm.keys("]")
+		tm.waitFor("] to go forward to #"+strconv.Itoa(holder), func(s *paneScreen) bool { return treeShows(s) == holder })
+		tm.keys("[")
+		tm.waitFor("[ to go back to #"+strconv.Itoa(start), func(s *paneScreen) bool { return treeShows(s) == start })
+		tm.quit(0)
+	})
+
+	t.Run("back after p", func(t *testing.T) {
+		tm := startTmux(t, tmux, 120, 40, bin, "--tui", path)
+		s := tm.waitFor("the message list, fully read", func(s *paneScreen) bool { return firstScreen(s) && s.contains(" · done") })
+		start := treeShows(s)
+		tm.keys("p")
+		s = tm.waitFor("p to the response", func(s *paneScreen) bool { return treeShows(s) != start && treeShows(s) > 0 })
+		tm.keys("BSpace")
+		tm.waitFor("backspace to the request", func(s *paneScreen) bool { return treeShows(s) == start })
+		tm.quit(0)
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -299,9 +300,39 @@ func newTUIDriver(t *testing.T, path string, w, h int) *tuiDriver {
 	return x
 }
 
+// send updates the model with each message, then with the answers of the
+// commands it gave (the search and the filter decode in the background),
+// until none is left, as the program would.
 func (x *tuiDriver) send(msgs ...tea.Msg) {
 	for _, msg := range msgs {
-		x.m, _ = x.m.Update(msg)
+		queue := []tea.Msg{msg}
+		for steps := 0; len(queue) > 0; steps++ {
+			if steps > 1_000_000 {
+				x.t.Fatal("the explorer's commands never stop answering")
+			}
+			var cmd tea.Cmd
+			x.m, cmd = x.m.Update(queue[0])
+			queue = append(queue[1:], runCmd(cmd)...)
+		}
+	}
+}
+
+// runCmd runs a command, and those of a batch, for their messages.
+func runCmd(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	switch msg := cmd().(type) {
+	case nil, tea.QuitMsg:
+		return nil
+	case tea.BatchMsg:
+		var out []tea.Msg
+		for _, c := range msg {
+			out = append(out, runCmd(c)...)
+		}
+		return out
+	default:
+		return []tea.Msg{msg}
 	}
 }
 
@@ -641,9 +672,8 @@ func TestTUIModelSearchPrincipal(t *testing.T) {
 			if !strings.HasPrefix(st, "CreateAclsRequest > Creations > AclCreation[0] > Principal "+wantSpan+" string = \""+searchPrincipal+"\"") {
 				t.Errorf("status after the search: %q\nwant the first creation's Principal %s", st, wantSpan)
 			}
-			// n goes on to the next field that matches, here in the same
-			// message from the list too (no other row matches), without
-			// wrapping until it passes the last one.
+			// From the tree, n goes on to the next field that matches in the
+			// same message, without wrapping until it passes the last one.
 			var offs []int
 			for i := 0; i < len(raw); i++ {
 				if bytes.HasPrefix(raw[i:], enc) {
@@ -653,6 +683,7 @@ func TestTUIModelSearchPrincipal(t *testing.T) {
 			if len(offs) < 2 {
 				t.Fatalf("%s is once in #%d: n has nowhere to go", searchPrincipal, target.index)
 			}
+			x.press("tab")
 			for _, next := range offs[1:] {
 				x.press("n")
 				if st := x.status(); !strings.Contains(st, " > Principal "+fmt.Sprintf("[0x%04x, %dB]", next, len(enc))) {
@@ -662,15 +693,62 @@ func TestTUIModelSearchPrincipal(t *testing.T) {
 					t.Errorf("n to the Principal at 0x%04x: key line %q", next, got)
 				}
 			}
-			x.press("n")
-			if st := x.status(); !strings.Contains(st, " > Principal "+wantSpan) {
-				t.Errorf("n past the last Principal: status %q, want the first one %s", st, wantSpan)
+			// Past the last, the next message that holds it in any field
+			// (per --json), or round to the first field when none does.
+			holders := messagesHolding(t, c.path, searchPrincipal)
+			if len(holders) == 0 || holders[0] != target.index {
+				t.Fatalf("--json: %s is first in %v, want #%d first", searchPrincipal, holders, target.index)
 			}
-			if got := x.keyLine(); got != "search wrapped" {
-				t.Errorf("n past the last Principal: key line %q, want \"search wrapped\"", got)
+			x.press("n")
+			if len(holders) == 1 {
+				if st := x.status(); !strings.Contains(st, " > Principal "+wantSpan) {
+					t.Errorf("n past the last Principal: status %q, want the first one %s", st, wantSpan)
+				}
+				if got := x.keyLine(); got != "search wrapped" {
+					t.Errorf("n past the last Principal: key line %q, want \"search wrapped\"", got)
+				}
+				return
+			}
+			if got := x.shown(); got != holders[1] {
+				t.Fatalf("n past the last Principal of #%d shows #%d, want #%d, the next message holding %s", target.index, got, holders[1], searchPrincipal)
+			}
+			// The status line is cut at the width; the tree row is not.
+			if st := x.status(); !strings.Contains(st, " > Principal [") {
+				t.Errorf("n into #%d: status %q, want a Principal field", holders[1], st)
+			}
+			if !slices.ContainsFunc(x.screen(), func(l string) bool {
+				return strings.HasPrefix(l, ">") && strings.Contains(l, `Principal string = "`+searchPrincipal+`"`)
+			}) {
+				t.Errorf("n into #%d: the tree's selected row is not a Principal of %s:\n%s", holders[1], searchPrincipal, strings.Join(x.screen(), "\n"))
+			}
+			// [ goes back to where the search left.
+			x.press("[")
+			if got := x.shown(); got != target.index {
+				t.Errorf("[ after the search shows #%d, want #%d", got, target.index)
 			}
 		})
 	}
+}
+
+// messagesHolding is the index of each message whose --json line holds s
+// (in its summary or any field), in order.
+func messagesHolding(t *testing.T, path, s string) []int {
+	t.Helper()
+	out, _, _ := runCLI(t, "", "--json", path)
+	var idx []int
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		var m struct {
+			Index *int   `json:"index"`
+			Event string `json:"event"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("--json line %q: %v", l, err)
+		}
+		if m.Event == "" && m.Index != nil && strings.Contains(l, s) {
+			idx = append(idx, *m.Index)
+		}
+	}
+	return idx
 }
 
 func TestTUIModelTreeFieldStatus(t *testing.T) {
