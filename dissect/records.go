@@ -362,8 +362,9 @@ func (w *recWalk) recordList(rn *Node, count int64, control, cut bool) int64 {
 			return i
 		}
 		if !w.record(i, control) {
-			i++
-			break
+			// The record said what is wrong; that the count is not
+			// reached follows from it.
+			return i + 1
 		}
 	}
 	if i < count && !cut {
@@ -401,13 +402,13 @@ func (w *recWalk) record(i int64, control bool) bool {
 		w.truncated(ln, ln.Offset, fmt.Sprintf("record length %d exceeds the %d bytes left", l, d.end-d.off))
 		stop, cut = d.end, true
 	}
-	saved := d.end
-	d.end = stop
+	saved, quiet := d.end, w.cut
+	d.end, w.cut = stop, quiet || cut
 	ok = w.recordFields(control)
-	if ok {
+	if ok && !cut { // a cut record's length is wrong: the bytes after its fields are not its own
 		w.trailing(stop, "bytes of the record after its headers")
 	}
-	d.off, d.end = stop, saved
+	d.off, d.end, w.cut = stop, saved, quiet
 	return !cut
 }
 

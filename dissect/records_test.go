@@ -702,6 +702,9 @@ func TestRecordsMalformed(t *testing.T) {
 		if !strings.Contains(strings.Join(msgs, "|"), c.want) {
 			t.Errorf("%s: problems %q, want %q", c.name, msgs, c.want)
 		}
+		if len(msgs) != 1 && c.name != "negative record count" { // which leaves the records unread as well
+			t.Errorf("%s: %d problems for one fault: %q", c.name, len(msgs), msgs)
+		}
 		// The fields after the records field are read all the same.
 		if tf := m.Tree.Find("ProduceRequest", "TopicData", "TopicProduceData[0]", "PartitionData", "PartitionProduceData[0]", "tagged_fields"); tf == nil || !tf.HasValue() {
 			t.Errorf("%s: the partition's tagged fields were not read\n%s", c.name, AppendText(nil, m.Tree))
