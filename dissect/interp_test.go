@@ -1,8 +1,11 @@
 package dissect
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -341,4 +344,78 @@ func TestStringEnums(t *testing.T) {
 			t.Errorf("%s %v: %+v", APIName(c.key), c.path, f)
 		}
 	}
+}
+
+// scanDef, the quick reader of definitions, reads every definition there
+// is exactly as encoding/json does.
+func TestScanDefReadsAsEncodingJSON(t *testing.T) {
+	var srcs [][]byte
+	files, _ := builtinDefs.ReadDir("defs")
+	for _, f := range files {
+		b, _ := builtinDefs.ReadFile("defs/" + f.Name())
+		srcs = append(srcs, b)
+	}
+	for _, layer := range factLayers {
+		fs, _ := filepath.Glob(filepath.Join("testdata", "kafka", layer, "*.json"))
+		for _, f := range fs {
+			b, _ := os.ReadFile(f)
+			srcs = append(srcs, b)
+		}
+	}
+	if len(srcs) < 500 {
+		t.Fatalf("%d definitions", len(srcs))
+	}
+	for i, src := range srcs {
+		quick, ok := scanDef(src)
+		if !ok {
+			t.Errorf("definition %d: the scanner gave up", i)
+			continue
+		}
+		if slow := slowDef(t, src); !reflect.DeepEqual(quick, slow) {
+			t.Errorf("definition %d reads otherwise", i)
+		}
+	}
+	// Shapes it leaves to encoding/json: another type, a key that differs
+	// in case only, an escape, a number that is not an integer.
+	for _, src := range []string{`{"apiKey": "1"}`, `{"ApiKey": 1}`, `{"apiKey": 1.0}`, `{"fields": {}}`, `[1]`, `{"apiKey": 01}`} {
+		if _, ok := scanDef([]byte(src)); ok {
+			t.Errorf("%s: read by the scanner", src)
+		}
+	}
+	for _, src := range []string{`{"name": "a\u00e9\"b", "apiKey": -3, "fields": [], "x": [true, {"y": null}, -1]}`, "// c\n{\"fields\": null}  trailing"} {
+		quick, ok := scanDef([]byte(src))
+		if !ok || !reflect.DeepEqual(quick, slowDef(t, []byte(src))) {
+			t.Errorf("%s: %v, %+v", src, ok, quick)
+		}
+	}
+}
+
+func slowDef(t testing.TB, src []byte) jsonDef {
+	var jd jsonDef
+	if err := json.NewDecoder(bytes.NewReader(stripComments(src))).Decode(&jd); err != nil {
+		t.Fatalf("encoding/json: %v", err)
+	}
+	return jd
+}
+
+// FuzzScanDef: whatever the scanner reads, encoding/json reads the same.
+func FuzzScanDef(f *testing.F) {
+	for _, name := range []string{"defs/FetchRequest.json", "defs/CreateAclsRequest.json", "defs/LeaderAndIsrRequest.json"} {
+		b, _ := builtinDefs.ReadFile(name)
+		f.Add(b)
+	}
+	f.Add([]byte(`{"apiKey": 1, "fields": [{"tag": "3", "default": {"a": [1, "x"]}}]}`))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		quick, ok := scanDef(src)
+		if !ok {
+			return
+		}
+		var slow jsonDef
+		if err := json.NewDecoder(bytes.NewReader(stripComments(src))).Decode(&slow); err != nil {
+			t.Fatalf("the scanner read what encoding/json refuses (%v): %+v", err, quick)
+		}
+		if !reflect.DeepEqual(quick, slow) {
+			t.Fatalf("read otherwise:\n quick %+v\n  slow %+v", quick, slow)
+		}
+	})
 }

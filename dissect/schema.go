@@ -186,26 +186,33 @@ func (t *tagNum) UnmarshalJSON(b []byte) error {
 }
 
 type jsonDef struct {
-	APIKey           *int        `json:"apiKey"`
-	Type             string      `json:"type"`
-	Name             string      `json:"name"`
-	ValidVersions    string      `json:"validVersions"`
-	FlexibleVersions string      `json:"flexibleVersions"`
-	Fields           []jsonField `json:"fields"`
-	CommonStructs    []struct {
-		Name     string      `json:"name"`
-		Versions string      `json:"versions"`
-		Fields   []jsonField `json:"fields"`
-	} `json:"commonStructs"`
+	APIKey           *int         `json:"apiKey"`
+	Type             string       `json:"type"`
+	Name             string       `json:"name"`
+	ValidVersions    string       `json:"validVersions"`
+	FlexibleVersions string       `json:"flexibleVersions"`
+	Fields           []jsonField  `json:"fields"`
+	CommonStructs    []jsonCommon `json:"commonStructs"`
+}
+
+type jsonCommon struct {
+	Name     string      `json:"name"`
+	Versions string      `json:"versions"`
+	Fields   []jsonField `json:"fields"`
 }
 
 // ParseDef reads one message definition in Kafka's JSON format, which
 // allows // comments.
 func ParseDef(src []byte) (*Def, error) {
-	var jd jsonDef
-	dec := json.NewDecoder(bytes.NewReader(stripComments(src)))
-	if err := dec.Decode(&jd); err != nil {
-		return nil, fmt.Errorf("not a Kafka message definition: %v", err)
+	jd, ok := scanDef(src)
+	if !ok {
+		// encoding/json reads what the scanner does not, and says what is
+		// wrong with it.
+		jd = jsonDef{}
+		dec := json.NewDecoder(bytes.NewReader(stripComments(src)))
+		if err := dec.Decode(&jd); err != nil {
+			return nil, fmt.Errorf("not a Kafka message definition: %v", err)
+		}
 	}
 	if jd.APIKey == nil {
 		return nil, errors.New("definition has no apiKey")
@@ -428,4 +435,354 @@ func (f *Field) elemName(names []string, i int64) string {
 		return names[i]
 	}
 	return f.elemNamePrefix() + "[" + strconv.FormatInt(i, 10) + "]"
+}
+
+// scanDef reads a definition the quick way, for the ~190 embedded ones a
+// process parses at start-up: a scanner that knows the shape of a
+// definition reads it in a third of encoding/json's time. It reports false
+// for anything but that plain shape (a value of another type, a key that
+// differs from one it knows only in case), which encoding/json then reads
+// as it would have: both give the same jsonDef (FuzzScanDef).
+func scanDef(src []byte) (jd jsonDef, ok bool) {
+	s := defScanner{b: src}
+	ok = s.object(func(key string) bool {
+		switch key {
+		case "apiKey":
+			return s.intPtr(&jd.APIKey)
+		case "type":
+			return s.str(&jd.Type)
+		case "name":
+			return s.str(&jd.Name)
+		case "validVersions":
+			return s.str(&jd.ValidVersions)
+		case "flexibleVersions":
+			return s.str(&jd.FlexibleVersions)
+		case "fields":
+			return s.fields(&jd.Fields)
+		case "commonStructs":
+			jd.CommonStructs = nil
+			n, null, ok := s.array(func() bool {
+				jd.CommonStructs = append(jd.CommonStructs, jsonCommon{})
+				c := &jd.CommonStructs[len(jd.CommonStructs)-1]
+				return s.object(func(key string) bool {
+					switch key {
+					case "name":
+						return s.str(&c.Name)
+					case "versions":
+						return s.str(&c.Versions)
+					case "fields":
+						return s.fields(&c.Fields)
+					}
+					return s.other(key, "name", "versions", "fields")
+				})
+			})
+			if ok && !null && n == 0 {
+				jd.CommonStructs = jd.CommonStructs[:0:0]
+			}
+			return ok
+		}
+		return s.other(key, "apiKey", "type", "name", "validVersions", "flexibleVersions", "fields", "commonStructs")
+	})
+	return jd, ok
+}
+
+// defScanner reads JSON with // comments, as far as definitions use it.
+type defScanner struct {
+	b []byte
+	i int
+}
+
+// ws skips white space and comments.
+func (s *defScanner) ws() {
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			s.i++
+		case c == '/' && s.i+1 < len(s.b) && s.b[s.i+1] == '/':
+			for s.i < len(s.b) && s.b[s.i] != '\n' {
+				s.i++
+			}
+		default:
+			return
+		}
+	}
+}
+
+func (s *defScanner) peek() byte {
+	s.ws()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// null consumes a null; JSON's null leaves a string as it was and makes a
+// pointer or slice nil.
+func (s *defScanner) null() bool {
+	if s.peek() == 'n' && bytes.HasPrefix(s.b[s.i:], []byte("null")) {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// object reads {"key": value, ...}, calling val for each key with the
+// scanner at its value.
+func (s *defScanner) object(val func(key string) bool) bool {
+	if s.peek() != '{' {
+		return false
+	}
+	s.i++
+	if s.peek() == '}' {
+		s.i++
+		return true
+	}
+	for {
+		var key string
+		if s.peek() != '"' || !s.str(&key) || s.peek() != ':' {
+			return false
+		}
+		s.i++
+		if !val(key) {
+			return false
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// array reads [elem, ...] or null, and says how many elements it read.
+func (s *defScanner) array(elem func() bool) (n int, null, ok bool) {
+	if s.null() {
+		return 0, true, true
+	}
+	if s.peek() != '[' {
+		return 0, false, false
+	}
+	s.i++
+	if s.peek() == ']' {
+		s.i++
+		return 0, false, true
+	}
+	for {
+		if !elem() {
+			return n, false, false
+		}
+		n++
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return n, false, true
+		default:
+			return n, false, false
+		}
+	}
+}
+
+// fields reads an array of fields as encoding/json does: null makes it
+// nil, [] empty but not nil.
+func (s *defScanner) fields(out *[]jsonField) bool {
+	*out = nil
+	n, null, ok := s.array(func() bool {
+		*out = append(*out, jsonField{})
+		return s.field(&(*out)[len(*out)-1])
+	})
+	if ok && !null && n == 0 {
+		*out = []jsonField{}
+	}
+	return ok
+}
+
+func (s *defScanner) field(f *jsonField) bool {
+	return s.object(func(key string) bool {
+		switch key {
+		case "name":
+			return s.str(&f.Name)
+		case "type":
+			return s.str(&f.Type)
+		case "versions":
+			return s.str(&f.Versions)
+		case "nullableVersions":
+			return s.str(&f.NullableVersions)
+		case "taggedVersions":
+			return s.str(&f.TaggedVersions)
+		case "about":
+			return s.str(&f.About)
+		case "enum":
+			return s.str(&f.Enum)
+		case "flexibleVersions":
+			if s.null() {
+				f.FlexibleVersions = nil
+				return true
+			}
+			var v string
+			if !s.str(&v) {
+				return false
+			}
+			f.FlexibleVersions = &v
+			return true
+		case "tag":
+			if s.null() {
+				f.Tag = nil
+				return true
+			}
+			start := s.i
+			if s.peek() == '"' {
+				var v string
+				if !s.str(&v) {
+					return false
+				}
+			} else if _, ok := s.number(); !ok {
+				return false
+			}
+			t := new(tagNum)
+			if t.UnmarshalJSON(s.b[start:s.i]) != nil {
+				return false
+			}
+			f.Tag = t
+			return true
+		case "default":
+			s.ws()
+			start := s.i
+			if !s.skip() {
+				return false
+			}
+			f.Default = json.RawMessage(s.b[start:s.i:s.i])
+			return true
+		case "fields":
+			return s.fields(&f.Fields)
+		}
+		return s.other(key, "name", "type", "versions", "nullableVersions", "taggedVersions", "about",
+			"enum", "flexibleVersions", "tag", "default", "fields")
+	})
+}
+
+// other skips the value of a key the scanner does not read, unless it
+// is one of known but for case: encoding/json would read it as that key.
+func (s *defScanner) other(key string, known ...string) bool {
+	for _, k := range known {
+		if strings.EqualFold(k, key) {
+			return false
+		}
+	}
+	return s.skip()
+}
+
+// str reads a string into out (a null leaves it); text with escapes or
+// bytes beyond ASCII is decoded by encoding/json, which also replaces
+// invalid UTF-8 as it does everywhere else.
+func (s *defScanner) str(out *string) bool {
+	if s.null() {
+		return true
+	}
+	if s.peek() != '"' {
+		return false
+	}
+	start := s.i
+	s.i++
+	plain := true
+	for ; s.i < len(s.b); s.i++ {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			if plain {
+				*out = string(s.b[start+1 : s.i-1])
+				return true
+			}
+			return json.Unmarshal(s.b[start:s.i], out) == nil
+		case c == '\\':
+			plain = false
+			s.i++
+		case c < 0x20:
+			return false
+		case c >= 0x80:
+			plain = false
+		}
+	}
+	return false
+}
+
+// number reads an integer: the only numbers a definition holds.
+func (s *defScanner) number() (int, bool) {
+	s.ws()
+	start := s.i
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+	}
+	if s.i < len(s.b) && (s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		return 0, false
+	}
+	t := string(s.b[start:s.i])
+	if t == "-0" || len(t) > 1 && (t[0] == '0' || strings.HasPrefix(t, "-0")) {
+		return 0, false // JSON forbids leading zeros; let encoding/json say so
+	}
+	v, err := strconv.Atoi(t)
+	return v, err == nil
+}
+
+func (s *defScanner) intPtr(out **int) bool {
+	if s.null() {
+		*out = nil
+		return true
+	}
+	v, ok := s.number()
+	if ok {
+		*out = &v
+	}
+	return ok
+}
+
+// skip passes over one value of any kind.
+func (s *defScanner) skip() bool {
+	switch c := s.peek(); {
+	case c == '"':
+		var v string
+		return s.str(&v)
+	case c == '{':
+		return s.object(func(string) bool { return s.skip() })
+	case c == '[':
+		s.i++
+		if s.peek() == ']' {
+			s.i++
+			return true
+		}
+		for {
+			if !s.skip() {
+				return false
+			}
+			switch s.peek() {
+			case ',':
+				s.i++
+			case ']':
+				s.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case c == 't' || c == 'f' || c == 'n':
+		for _, lit := range []string{"true", "false", "null"} {
+			if bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
+				s.i += len(lit)
+				return true
+			}
+		}
+		return false
+	case c == '-' || c >= '0' && c <= '9':
+		_, ok := s.number()
+		return ok
+	}
+	return false
 }
