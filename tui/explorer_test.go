@@ -118,6 +118,11 @@ func TestFilterBarLanguage(t *testing.T) {
 	if m.list.filtered() || m.list.len() != 20 {
 		t.Errorf("esc esc: filter %q, %d rows", m.list.filter, m.list.len())
 	}
+	// The bar opened on the newest filter: ↑ goes to the one before it.
+	m = send(m, join(keys("f"), typed(`api == "DeleteAcls"`), keys("enter", "f", "up"))...)
+	if string(m.text) != "malformed" { // applied from the draft, then left with esc
+		t.Errorf("↑ on the newest filter: text %q", string(m.text))
+	}
 }
 
 // The explorer's older shorthand keeps working where it is not the
@@ -599,5 +604,30 @@ func TestScanCacheIsBounded(t *testing.T) {
 	}
 	if !slices.Equal(c.order, []int{3, 1, 4}) {
 		t.Errorf("order %v", c.order)
+	}
+}
+
+// The bar's two lines come out of the panes: every size, narrow or wide,
+// still fills the screen exactly, an error under a long text included.
+func TestFilterBarGeometry(t *testing.T) {
+	fc := newFake(30)
+	for _, sz := range [][2]int{{minWidth, minHeight}, {80, 24}, {129, 40}, {160, 48}} {
+		m := newTestModel(t, fc.load, fc.entries, sz[0], sz[1])
+		m = send(m, join(keys("f"), typed(`api == "DeleteAcls" && direction == "request" && ResourceName contains "topic1" && Principle`))...)
+		lines := screenLines(t, m)
+		if m.bar.err == nil || !strings.HasPrefix(lines[1], barPrompt) || !strings.Contains(lines[2], "^") {
+			t.Errorf("%dx%d: bar %q / %q", sz[0], sz[1], lines[1], lines[2])
+		}
+		if !strings.Contains(lines[1], "Principle█") {
+			t.Errorf("%dx%d: the end of the text is not in view: %q", sz[0], sz[1], lines[1])
+		}
+		l := m.layout()
+		if l.listHdr.y != 3 || !strings.Contains(lines[3], "No.") {
+			t.Errorf("%dx%d: the list header is on line %d: %q", sz[0], sz[1], l.listHdr.y, lines[3])
+		}
+		m = send(m, keys("esc")...)
+		if lines := screenLines(t, m); !strings.Contains(lines[1], "No.") {
+			t.Errorf("%dx%d: the bar left its lines behind: %q", sz[0], sz[1], lines[1])
+		}
 	}
 }

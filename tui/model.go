@@ -608,6 +608,9 @@ func (m *Model) barKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		if b.pos == len(b.history) {
 			b.draft = slices.Clone(m.text)
+			if string(m.text) == b.history[b.pos-1] && b.pos > 1 {
+				b.pos-- // the bar opened on the newest: ↑ shows the one before
+			}
 		}
 		b.pos--
 		m.text = []rune(b.history[b.pos])

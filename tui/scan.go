@@ -117,14 +117,13 @@ func (b *bitset) set(i int) {
 // searchJob is a search under way: the rows after (before, for N) the one
 // it started from, one after the other, wrapping, until one matches.
 type searchJob struct {
-	id       int
-	q        string // lower-cased
-	dir      int
-	start    int // the row it started from
-	rows     int // the list's length when it started: new rows wait for the next search
-	step     int // rows start+dir*1 … start+dir*step are decided
-	inflight bool
-	active   bool
+	id     int
+	q      string // lower-cased
+	dir    int
+	start  int // the row it started from
+	rows   int // the list's length when it started: new rows wait for the next search
+	step   int // rows start+dir*1 … start+dir*step are decided
+	active bool
 }
 
 // searchHits remembers, per list position, which messages were decoded

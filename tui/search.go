@@ -60,7 +60,6 @@ func (m *Model) searchStep() tea.Cmd {
 			pos = append(pos, pp)
 			es = append(es, m.list.entries[pp])
 		}
-		s.inflight = true
 		return searchChunk(s.id, s.q, pos, es, m.load, m.scan)
 	}
 	s.active = false
@@ -81,7 +80,6 @@ func (m *Model) searchAnswer(msg searchChunkMsg) tea.Cmd {
 	if !s.active || msg.id != s.id {
 		return nil
 	}
-	s.inflight = false
 	for k := 0; k < msg.examined; k++ {
 		m.hits.known.set(msg.pos[k])
 		if k == msg.found {
