@@ -992,6 +992,35 @@ func TestTUIEndToEndFilterSearchBack(t *testing.T) {
 		tm.quit(0)
 	})
 
+	t.Run("tls without keys", func(t *testing.T) {
+		// The capture's TLS connections, as --json's tls_session events
+		// count them: the empty list names how many were not decrypted.
+		const tlsPath = "../../testdata/pcaps/tls13-acls.pcap"
+		js, _, _ := runCLI(t, "", "--json", tlsPath)
+		conns := map[string]bool{}
+		for _, l := range strings.Split(strings.TrimRight(js, "\n"), "\n") {
+			var ev struct {
+				Event     string `json:"event"`
+				Src       string `json:"src"`
+				Dst       string `json:"dst"`
+				Decrypted *bool  `json:"decrypted"`
+			}
+			if json.Unmarshal([]byte(l), &ev) == nil && ev.Event == "tls_session" && ev.Decrypted != nil && !*ev.Decrypted {
+				conns[ev.Src+" "+ev.Dst] = true
+			}
+		}
+		if len(conns) == 0 {
+			t.Fatalf("--json names no TLS session left encrypted in %s", tlsPath)
+		}
+		want := fmt.Sprintf("%d TLS connections not decrypted: --tls-keylog", len(conns))
+		if len(conns) == 1 {
+			want = "1 TLS connection not decrypted: --tls-keylog"
+		}
+		tm := startTmux(t, tmux, 120, 40, bin, "--tui", tlsPath)
+		tm.waitFor("the empty list to say why", func(s *paneScreen) bool { return s.contains("(" + want + ")") && s.contains(" · done") })
+		tm.quit(0)
+	})
+
 	t.Run("back after p", func(t *testing.T) {
 		tm := startTmux(t, tmux, 120, 40, bin, "--tui", path)
 		s := tm.waitFor("the message list, fully read", func(s *paneScreen) bool { return firstScreen(s) && s.contains(" · done") })
