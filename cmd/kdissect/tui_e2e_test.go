@@ -1017,7 +1017,7 @@ func TestTUIEndToEndFilterSearchBack(t *testing.T) {
 			want = "1 TLS connection not decrypted: --tls-keylog"
 		}
 		tm := startTmux(t, tmux, 120, 40, bin, "--tui", tlsPath)
-		tm.waitFor("the empty list to say why", func(s *paneScreen) bool { return s.contains("(" + want + ")") && s.contains(" · done") })
+		tm.waitFor("the empty list to say why", func(s *paneScreen) bool { return s.contains("("+want+")") && s.contains(" · done") })
 		tm.quit(0)
 	})
 
