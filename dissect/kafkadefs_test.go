@@ -590,3 +590,68 @@ func TestKafkaFilesLoad(t *testing.T) {
 		t.Errorf("only %d files loaded from %v", n, dirs)
 	}
 }
+
+// The descriptions of our definitions are ours: where Kafka's files are at
+// hand, none of our texts is one of Kafka's (case and a final period
+// aside).
+func TestDescriptionsAreOurs(t *testing.T) {
+	dir := filepath.Join("..", "..", "shared", "kafka-messages")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("Kafka's definitions are not at hand: %v", err)
+	}
+	norm := func(s string) string { return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), ".") }
+	abouts := func(src []byte) []string {
+		var loose map[string]any
+		if err := json.Unmarshal(stripComments(src), &loose); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		var walk func(v any)
+		walk = func(v any) {
+			switch x := v.(type) {
+			case map[string]any:
+				if a, ok := x["about"].(string); ok {
+					out = append(out, norm(a))
+				}
+				for _, e := range x {
+					walk(e)
+				}
+			case []any:
+				for _, e := range x {
+					walk(e)
+				}
+			}
+		}
+		walk(loose)
+		return out
+	}
+	kafka := map[string]bool{}
+	for _, layer := range factLayers {
+		files, _ := filepath.Glob(filepath.Join(dir, layer, "*.json"))
+		for _, f := range files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range abouts(src) {
+				kafka[a] = true
+			}
+		}
+	}
+	files, _ := builtinDefs.ReadDir("defs")
+	n := 0
+	for _, f := range files {
+		src, _ := builtinDefs.ReadFile("defs/" + f.Name())
+		for _, a := range abouts(src) {
+			n++
+			if a == "" {
+				t.Errorf("%s: a field without a description", f.Name())
+			} else if kafka[a] {
+				t.Errorf("%s: %q is Kafka's description", f.Name(), a)
+			}
+		}
+	}
+	if n < 1500 || len(kafka) < 500 {
+		t.Errorf("%d descriptions of ours, %d of Kafka's", n, len(kafka))
+	}
+}
