@@ -11,8 +11,8 @@ import (
 // table print as "unknown <Name>" so that a bogus 42 is never mistaken for
 // a legitimate UNKNOWN (0).
 type Enum struct {
-	Title string   // the enum's own name: ResourceType, ErrorCode, ...
-	First int64    // value of names[0]
+	title string   // the enum's own name: ResourceType, ErrorCode, ...
+	first int64    // value of names[0]
 	names []string // "" marks a hole
 	// strs makes the table one of strings: the values a string field is
 	// known to take (group states, transaction states, quota entity
@@ -33,7 +33,7 @@ func (e *Enum) KnownString(s string) bool {
 
 // Lookup returns the symbol for v and whether the table knows it.
 func (e *Enum) Lookup(v int64) (string, bool) {
-	i := v - e.First
+	i := v - e.first
 	if i < 0 || i >= int64(len(e.names)) || e.names[i] == "" {
 		return "", false
 	}
@@ -45,26 +45,26 @@ func (e *Enum) Name(v int64) string {
 	if s, ok := e.Lookup(v); ok {
 		return s
 	}
-	return "unknown " + e.Title
+	return "unknown " + e.title
 }
 
-// Values from org.apache.kafka.common.resource.ResourceType and friends;
+// Values from org.apache.kafka.common.resource.resourceType and friends;
 // USER (7) arrived with CreateAcls/DeleteAcls v3.
 var (
-	ResourceType = &Enum{Title: "ResourceType", names: []string{
+	resourceType = &Enum{title: "ResourceType", names: []string{
 		"UNKNOWN", "ANY", "TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "DELEGATION_TOKEN", "USER"}}
-	PatternType = &Enum{Title: "PatternType", names: []string{
+	patternType = &Enum{title: "PatternType", names: []string{
 		"UNKNOWN", "ANY", "MATCH", "LITERAL", "PREFIXED"}}
-	AclOperation = &Enum{Title: "AclOperation", names: []string{
+	aclOperation = &Enum{title: "AclOperation", names: []string{
 		"UNKNOWN", "ANY", "ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE",
 		"CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE",
 		"CREATE_TOKENS", "DESCRIBE_TOKENS", "TWO_PHASE_COMMIT"}}
-	AclPermissionType = &Enum{Title: "AclPermissionType", names: []string{
+	aclPermissionType = &Enum{title: "AclPermissionType", names: []string{
 		"UNKNOWN", "ANY", "DENY", "ALLOW"}}
 )
 
-// ErrorCode is Kafka's table of error codes, -1 through the newest.
-var ErrorCode = &Enum{Title: "ErrorCode", First: -1, names: []string{
+// errorCode is Kafka's table of error codes, -1 through the newest.
+var errorCode = &Enum{title: "ErrorCode", first: -1, names: []string{
 	"UNKNOWN_SERVER_ERROR",
 	"NONE",
 	"OFFSET_OUT_OF_RANGE",
@@ -212,7 +212,7 @@ func sparse(title string, first int64, byValue map[int64]string) *Enum {
 	for v := range byValue {
 		last = max(last, v)
 	}
-	e := &Enum{Title: title, First: first, names: make([]string, last-first+1)}
+	e := &Enum{title: title, first: first, names: make([]string, last-first+1)}
 	for v, name := range byValue {
 		e.names[v-first] = name
 	}
@@ -223,82 +223,82 @@ func sparse(title string, first int64, byValue map[int64]string) *Enum {
 // (ConfigResource.Type, AlterConfigOp.OpType, ...) or in the description
 // of the field; the names are Kafka's.
 var (
-	ConfigResourceType = sparse("ConfigResourceType", 0, map[int64]string{
+	configResourceType = sparse("ConfigResourceType", 0, map[int64]string{
 		0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"})
-	ConfigSource = &Enum{Title: "ConfigSource", names: []string{
+	configSource = &Enum{title: "ConfigSource", names: []string{
 		"UNKNOWN", "DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG", "DYNAMIC_DEFAULT_BROKER_CONFIG",
 		"STATIC_BROKER_CONFIG", "DEFAULT_CONFIG", "DYNAMIC_BROKER_LOGGER_CONFIG", "CLIENT_METRICS_CONFIG",
 		"GROUP_CONFIG"}}
-	ConfigType = &Enum{Title: "ConfigType", names: []string{
+	configType = &Enum{title: "ConfigType", names: []string{
 		"UNKNOWN", "BOOLEAN", "STRING", "INT", "SHORT", "LONG", "DOUBLE", "LIST", "CLASS", "PASSWORD"}}
-	ConfigOperation = &Enum{Title: "ConfigOperation", names: []string{"SET", "DELETE", "APPEND", "SUBTRACT"}}
-	CoordinatorType = &Enum{Title: "CoordinatorType", names: []string{"GROUP", "TRANSACTION", "SHARE"}}
-	IsolationLevel  = &Enum{Title: "IsolationLevel", names: []string{"READ_UNCOMMITTED", "READ_COMMITTED"}}
-	ElectionType    = &Enum{Title: "ElectionType", names: []string{"PREFERRED", "UNCLEAN"}}
-	EndpointType    = &Enum{Title: "EndpointType", names: []string{"UNKNOWN", "BROKER", "CONTROLLER"}}
-	// FeatureUpgradeType is UpdateFeatures' UpgradeType (v1+).
-	FeatureUpgradeType = &Enum{Title: "FeatureUpgradeType", names: []string{
+	configOperation = &Enum{title: "ConfigOperation", names: []string{"SET", "DELETE", "APPEND", "SUBTRACT"}}
+	coordinatorType = &Enum{title: "CoordinatorType", names: []string{"GROUP", "TRANSACTION", "SHARE"}}
+	isolationLevel  = &Enum{title: "IsolationLevel", names: []string{"READ_UNCOMMITTED", "READ_COMMITTED"}}
+	electionType    = &Enum{title: "ElectionType", names: []string{"PREFERRED", "UNCLEAN"}}
+	endpointType    = &Enum{title: "EndpointType", names: []string{"UNKNOWN", "BROKER", "CONTROLLER"}}
+	// featureUpgradeType is UpdateFeatures' UpgradeType (v1+).
+	featureUpgradeType = &Enum{title: "FeatureUpgradeType", names: []string{
 		"UNKNOWN", "UPGRADE", "SAFE_DOWNGRADE", "UNSAFE_DOWNGRADE"}}
-	QuotaMatchType = &Enum{Title: "QuotaMatchType", names: []string{"EXACT", "DEFAULT", "ANY"}}
-	// ScramMechanism names the mechanisms as SASL does, not as Java's enum.
-	ScramMechanism     = &Enum{Title: "ScramMechanism", names: []string{"UNKNOWN", "SCRAM-SHA-256", "SCRAM-SHA-512"}}
-	GroupMemberType    = &Enum{Title: "GroupMemberType", First: -1, names: []string{"UNKNOWN", "CLASSIC", "CONSUMER"}}
-	StreamsGroupStatus = &Enum{Title: "StreamsGroupStatus", names: []string{
+	quotaMatchType = &Enum{title: "QuotaMatchType", names: []string{"EXACT", "DEFAULT", "ANY"}}
+	// scramMechanism names the mechanisms as SASL does, not as Java's enum.
+	scramMechanism     = &Enum{title: "ScramMechanism", names: []string{"UNKNOWN", "SCRAM-SHA-256", "SCRAM-SHA-512"}}
+	groupMemberType    = &Enum{title: "GroupMemberType", first: -1, names: []string{"UNKNOWN", "CLASSIC", "CONSUMER"}}
+	streamsGroupStatus = &Enum{title: "StreamsGroupStatus", names: []string{
 		"STALE_TOPOLOGY", "MISSING_SOURCE_TOPICS", "INCORRECTLY_PARTITIONED_TOPICS", "MISSING_INTERNAL_TOPICS",
 		"SHUTDOWN_APPLICATION"}}
-	AcknowledgeType = &Enum{Title: "AcknowledgeType", names: []string{"GAP", "ACCEPT", "RELEASE", "REJECT", "RENEW"}}
-	// DeliveryState holds only the states a share-group state batch stores.
-	DeliveryState       = sparse("DeliveryState", 0, map[int64]string{0: "AVAILABLE", 2: "ACKNOWLEDGED", 4: "ARCHIVED"})
-	CompressionType     = &Enum{Title: "CompressionType", names: []string{"NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD"}}
-	LeaderRecoveryState = &Enum{Title: "LeaderRecoveryState", names: []string{"RECOVERED", "RECOVERING"}}
-	// ControlRequestType is the Type of the ZooKeeper-era controller
+	acknowledgeType = &Enum{title: "AcknowledgeType", names: []string{"GAP", "ACCEPT", "RELEASE", "REJECT", "RENEW"}}
+	// deliveryState holds only the states a share-group state batch stores.
+	deliveryState       = sparse("DeliveryState", 0, map[int64]string{0: "AVAILABLE", 2: "ACKNOWLEDGED", 4: "ARCHIVED"})
+	compressionType     = &Enum{title: "CompressionType", names: []string{"NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD"}}
+	leaderRecoveryState = &Enum{title: "LeaderRecoveryState", names: []string{"RECOVERED", "RECOVERING"}}
+	// controlRequestType is the Type of the ZooKeeper-era controller
 	// requests (LeaderAndIsr, UpdateMetadata) during a KRaft migration.
-	ControlRequestType = &Enum{Title: "ControlRequestType", names: []string{"UNKNOWN", "INCREMENTAL", "FULL"}}
-	Acks               = &Enum{Title: "Acks", First: -1, names: []string{"ALL", "NONE", "LEADER"}}
+	controlRequestType = &Enum{title: "ControlRequestType", names: []string{"UNKNOWN", "INCREMENTAL", "FULL"}}
+	acks               = &Enum{title: "Acks", first: -1, names: []string{"ALL", "NONE", "LEADER"}}
 
-	// String tables, from Kafka's GroupState, GroupType, TransactionState
+	// String tables, from Kafka's groupState, GroupType, TransactionState
 	// and ClientQuotaEntity.
-	GroupState = &Enum{Title: "GroupState", strs: []string{"Unknown", "PreparingRebalance",
+	groupState = &Enum{title: "GroupState", strs: []string{"Unknown", "PreparingRebalance",
 		"CompletingRebalance", "Stable", "Dead", "Empty", "Assigning", "Reconciling", "NotReady"}}
-	GroupType        = &Enum{Title: "GroupType", strs: []string{"Classic", "Consumer", "Share", "Streams"}}
-	TransactionState = &Enum{Title: "TransactionState", strs: []string{"Empty", "Ongoing", "PrepareCommit",
+	groupType        = &Enum{title: "GroupType", strs: []string{"Classic", "Consumer", "Share", "Streams"}}
+	transactionState = &Enum{title: "TransactionState", strs: []string{"Empty", "Ongoing", "PrepareCommit",
 		"PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead", "PrepareEpochFence"}}
-	QuotaEntityType = &Enum{Title: "QuotaEntityType", strs: []string{"user", "client-id", "ip"}}
+	quotaEntityType = &Enum{title: "QuotaEntityType", strs: []string{"user", "client-id", "ip"}}
 )
 
-// Enums are the tables a definition can name in a field's "enum"
+// enums are the tables a definition can name in a field's "enum"
 // attribute. A table belongs to the field that names it, not to a field
 // name: DescribeConfigs' ResourceType is not the ACL ResourceType.
-var Enums = map[string]*Enum{
-	"ResourceType":        ResourceType,
-	"PatternType":         PatternType,
-	"AclOperation":        AclOperation,
-	"AclPermissionType":   AclPermissionType,
-	"ErrorCode":           ErrorCode,
+var enums = map[string]*Enum{
+	"ResourceType":        resourceType,
+	"PatternType":         patternType,
+	"AclOperation":        aclOperation,
+	"AclPermissionType":   aclPermissionType,
+	"ErrorCode":           errorCode,
 	"ApiKey":              apiEnum,
-	"ConfigResourceType":  ConfigResourceType,
-	"ConfigSource":        ConfigSource,
-	"ConfigType":          ConfigType,
-	"ConfigOperation":     ConfigOperation,
-	"CoordinatorType":     CoordinatorType,
-	"IsolationLevel":      IsolationLevel,
-	"ElectionType":        ElectionType,
-	"EndpointType":        EndpointType,
-	"FeatureUpgradeType":  FeatureUpgradeType,
-	"QuotaMatchType":      QuotaMatchType,
-	"ScramMechanism":      ScramMechanism,
-	"GroupMemberType":     GroupMemberType,
-	"StreamsGroupStatus":  StreamsGroupStatus,
-	"AcknowledgeType":     AcknowledgeType,
-	"DeliveryState":       DeliveryState,
-	"CompressionType":     CompressionType,
-	"LeaderRecoveryState": LeaderRecoveryState,
-	"ControlRequestType":  ControlRequestType,
-	"Acks":                Acks,
-	"GroupState":          GroupState,
-	"GroupType":           GroupType,
-	"TransactionState":    TransactionState,
-	"QuotaEntityType":     QuotaEntityType,
+	"ConfigResourceType":  configResourceType,
+	"ConfigSource":        configSource,
+	"ConfigType":          configType,
+	"ConfigOperation":     configOperation,
+	"CoordinatorType":     coordinatorType,
+	"IsolationLevel":      isolationLevel,
+	"ElectionType":        electionType,
+	"EndpointType":        endpointType,
+	"FeatureUpgradeType":  featureUpgradeType,
+	"QuotaMatchType":      quotaMatchType,
+	"ScramMechanism":      scramMechanism,
+	"GroupMemberType":     groupMemberType,
+	"StreamsGroupStatus":  streamsGroupStatus,
+	"AcknowledgeType":     acknowledgeType,
+	"DeliveryState":       deliveryState,
+	"CompressionType":     compressionType,
+	"LeaderRecoveryState": leaderRecoveryState,
+	"ControlRequestType":  controlRequestType,
+	"Acks":                acks,
+	"GroupState":          groupState,
+	"GroupType":           groupType,
+	"TransactionState":    transactionState,
+	"QuotaEntityType":     quotaEntityType,
 }
 
 // enumFor returns the table a field names. Error codes are the one table
@@ -308,15 +308,15 @@ func enumFor(jf jsonField, k kind) (*Enum, error) {
 	integer := k == kInt8 || k == kInt16 || k == kInt32
 	if jf.Enum == "" {
 		if k == kInt16 && (jf.Name == "ErrorCode" || jf.Name == "TopLevelErrorCode") {
-			return ErrorCode, nil
+			return errorCode, nil
 		}
 		return nil, nil
 	}
-	e, ok := Enums[jf.Enum]
+	e, ok := enums[jf.Enum]
 	switch {
 	case !ok:
-		names := make([]string, 0, len(Enums))
-		for n := range Enums {
+		names := make([]string, 0, len(enums))
+		for n := range enums {
 			names = append(names, n)
 		}
 		sort.Strings(names)
@@ -331,7 +331,7 @@ func enumFor(jf jsonField, k kind) (*Enum, error) {
 
 // apiEnum names request_api_key values.
 var apiEnum = func() *Enum {
-	e := &Enum{Title: "ApiKey", names: make([]string, len(apis))}
+	e := &Enum{title: "ApiKey", names: make([]string, len(apis))}
 	for i, a := range apis {
 		e.names[i] = a.name
 	}
@@ -339,3 +339,28 @@ var apiEnum = func() *Enum {
 }()
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// EnumNamed is the table a definition names in a field's "enum"
+// attribute ("ResourceType", "ErrorCode", ...); nil when there is none.
+// The tables are read-only: an Enum exports no field.
+func EnumNamed(name string) *Enum { return enums[name] }
+
+// EnumTables lists every table, in name order.
+func EnumTables() []*Enum {
+	names := make([]string, 0, len(enums))
+	for n := range enums {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]*Enum, len(names))
+	for i, n := range names {
+		out[i] = enums[n]
+	}
+	return out
+}
+
+// Title is the table's own name: ResourceType, ErrorCode, ...
+func (e *Enum) Title() string { return e.title }
+
+// First is the value of the table's first name.
+func (e *Enum) First() int64 { return e.first }

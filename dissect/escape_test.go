@@ -34,10 +34,10 @@ func TestEscape(t *testing.T) {
 			t.Errorf("appendEscape(%q) = %q, want %q", in, got, "x"+want)
 		}
 	}
-	if got, want := Quote("a\"b\x1b"), `"a\"b\x1b"`; got != want {
+	if got, want := quote("a\"b\x1b"), `"a\"b\x1b"`; got != want {
 		t.Errorf("Quote = %s, want %s", got, want)
 	}
-	if got, want := Quote("orders"), `"orders"`; got != want {
+	if got, want := quote("orders"), `"orders"`; got != want {
 		t.Errorf("Quote = %s, want %s", got, want)
 	}
 }
@@ -47,7 +47,7 @@ func TestAppendHead(t *testing.T) {
 	if got, want := string(AppendHead(nil, n)), `Name\x1b string = "ev\u202eil" [0x001a, 9B]`; got != want {
 		t.Errorf("AppendHead = %s, want %s", got, want)
 	}
-	if got, want := string(AppendLabel(nil, n)), `Name\x1b string = "ev\u202eil" [0x001a, 9B] doc`; got != want {
+	if got, want := string(appendLabel(nil, n)), `Name\x1b string = "ev\u202eil" [0x001a, 9B] doc`; got != want {
 		t.Errorf("AppendLabel = %s, want %s", got, want)
 	}
 	if got, want := string(AppendSpan(nil, 0x12345, 70000)), "[0x12345, 70000B]"; got != want {

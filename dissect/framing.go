@@ -50,7 +50,7 @@ const minHead = 14
 // PlausibleRequest is PlausibleRequest with k's MaxFrame, on a head of at
 // least minHead bytes.
 func (k KafkaFraming) PlausibleRequest(head []byte) bool {
-	return len(head) >= minHead && PlausibleRequest(head, k.MaxFrame)
+	return len(head) >= minHead && plausibleRequest(head, k.MaxFrame)
 }
 
 // Key is a request's correlation id, or the one a response carries.
@@ -59,7 +59,7 @@ func (KafkaFraming) Key(fromClient bool, f []byte) (uint32, bool) {
 		h, ok := PeekRequest(f)
 		return uint32(h.CorrelationID), ok
 	}
-	c, ok := PeekCorrelationID(f)
+	c, ok := peekCorrelationID(f)
 	return uint32(c), ok
 }
 

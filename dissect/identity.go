@@ -20,31 +20,31 @@ type Identity struct {
 // Known reports whether anything is known about the identity.
 func (i Identity) Known() bool { return i.Source != "" }
 
-// IdentityFromTLS is the identity of a TLS client certificate whose
+// identityFromTLS is the identity of a TLS client certificate whose
 // subject is dn, in RFC 2253 form, without SASL.
-func IdentityFromTLS(dn string) Identity {
+func identityFromTLS(dn string) Identity {
 	return Identity{Principal: "User:" + dn, Source: "tls", Authenticated: true}
 }
 
-// UnknownTLSIdentity is the identity of a TLS client that presented a
+// unknownTLSIdentity is the identity of a TLS client that presented a
 // certificate whose subject could not be read: it authenticated, but the
 // wire does not say as whom. Its principal is unknown, never anonymous.
-func UnknownTLSIdentity() Identity {
+func unknownTLSIdentity() Identity {
 	return Identity{Source: "tls", Authenticated: true}
 }
 
-// AnonymousIdentity is the identity of a connection that did not
+// anonymousIdentity is the identity of a connection that did not
 // authenticate.
-func AnonymousIdentity() Identity {
+func anonymousIdentity() Identity {
 	return Identity{Principal: "User:ANONYMOUS", Source: "none", Authenticated: true}
 }
 
-// IdentityTracker follows one connection's authentication. Feed it the
+// identityTracker follows one connection's authentication. Feed it the
 // connection's decoded messages in order (requests and responses,
 // including raw SASL tokens); decode SaslAuthenticate and raw tokens with
 // Options{Mechanism: t.Mechanism()} so that their tokens can be read. It
 // does no I/O.
-type IdentityTracker struct {
+type identityTracker struct {
 	sawStart bool // the connection was captured from its first byte
 	tls      *Identity
 
@@ -59,25 +59,25 @@ type IdentityTracker struct {
 	clientSent bool
 }
 
-// NewIdentityTracker starts tracking a connection. sawStart says that its
+// newIdentityTracker starts tracking a connection. sawStart says that its
 // first bytes were captured: a connection that then sends requests
 // without authenticating is anonymous (or its TLS identity); one picked
 // up midway is unknown until it authenticates again.
-func NewIdentityTracker(sawStart bool) *IdentityTracker {
-	return &IdentityTracker{sawStart: sawStart}
+func newIdentityTracker(sawStart bool) *identityTracker {
+	return &identityTracker{sawStart: sawStart}
 }
 
 // SetTLS records the subject DN of the client certificate the TLS
 // handshake showed. SASL, when it follows, names the principal instead, as
 // on a SASL_SSL listener.
-func (t *IdentityTracker) SetTLS(dn string) { t.setTLS(IdentityFromTLS(dn)) }
+func (t *identityTracker) SetTLS(dn string) { t.setTLS(identityFromTLS(dn)) }
 
 // SetTLSUnknown records that the TLS handshake showed a client
 // certificate whose subject could not be read (UnknownTLSIdentity): the
 // connection is not anonymous, whatever it sends.
-func (t *IdentityTracker) SetTLSUnknown() { t.setTLS(UnknownTLSIdentity()) }
+func (t *identityTracker) SetTLSUnknown() { t.setTLS(unknownTLSIdentity()) }
 
-func (t *IdentityTracker) setTLS(id Identity) {
+func (t *identityTracker) setTLS(id Identity) {
 	t.tls = &id
 	if !t.cur.Known() || t.cur.Source == "none" {
 		t.cur = id
@@ -90,17 +90,17 @@ func (t *IdentityTracker) setTLS(id Identity) {
 func (s *Session[M]) SetTLSIdentityUnknown(connID uint64) {
 	c := s.conn(connID)
 	if c.id == nil {
-		c.id = NewIdentityTracker(true) // the handshake is the connection's start
+		c.id = newIdentityTracker(true) // the handshake is the connection's start
 	}
 	c.id.SetTLSUnknown()
 }
 
 // Identity is the established identity; Known is false until one is.
-func (t *IdentityTracker) Identity() Identity { return t.cur }
+func (t *identityTracker) Identity() Identity { return t.cur }
 
 // Pending is the identity the exchange under way claims, not yet
 // accepted by the broker; Known is false when none is under way.
-func (t *IdentityTracker) Pending() Identity {
+func (t *identityTracker) Pending() Identity {
 	if !t.active {
 		return Identity{}
 	}
@@ -109,7 +109,7 @@ func (t *IdentityTracker) Pending() Identity {
 
 // Mechanism is the SASL mechanism the connection's last SaslHandshake
 // asked for, to decode its tokens with.
-func (t *IdentityTracker) Mechanism() string { return t.pending.Mechanism }
+func (t *identityTracker) Mechanism() string { return t.pending.Mechanism }
 
 // RawTokens reports whether the connection's next frames are raw SASL
 // tokens (Decode them with Options.RawToken): SaslHandshake v0 was
@@ -117,10 +117,10 @@ func (t *IdentityTracker) Mechanism() string { return t.pending.Mechanism }
 // the tokens show: it ends with the first frame that is a plausible Kafka
 // request (PlausibleRequest), which the caller then decodes and observes
 // as one.
-func (t *IdentityTracker) RawTokens() bool { return t.active && t.raw }
+func (t *identityTracker) RawTokens() bool { return t.active && t.raw }
 
 // Observe feeds the next message of the connection.
-func (t *IdentityTracker) Observe(m *Message) {
+func (t *identityTracker) Observe(m *Message) {
 	if m == nil || m.Tree == nil {
 		return
 	}
@@ -129,7 +129,7 @@ func (t *IdentityTracker) Observe(m *Message) {
 	case m.APIKey == saslHandshakeKey && m.Direction == Request:
 		mech := ""
 		if c := body.Child("Mechanism"); c != nil {
-			mech = CanonicalMechanism(c.Str)
+			mech = canonicalMechanism(c.Str)
 		}
 		t.anySASL, t.active, t.raw, t.hsVer, t.clientSent = true, true, false, m.APIVersion, false
 		t.pending = Identity{Mechanism: mech, Source: "sasl"}
@@ -142,7 +142,7 @@ func (t *IdentityTracker) Observe(m *Message) {
 			return
 		}
 		t.raw = t.hsVer == 0
-	case m.APIKey == saslAuthenticateKey || (m.APIKey == SASLTokenKey && body != nil && body.Name == "token"):
+	case m.APIKey == saslAuthenticateKey || (m.APIKey == saslTokenKey && body != nil && body.Name == "token"):
 		t.anySASL = true
 		if !t.active {
 			// The handshake was not captured: the mechanism is what the
@@ -171,7 +171,7 @@ func (t *IdentityTracker) Observe(m *Message) {
 		case t.active && !t.pending.Failed:
 			t.succeed()
 		case !t.cur.Known() && !t.anySASL && t.sawStart:
-			t.cur = AnonymousIdentity()
+			t.cur = anonymousIdentity()
 		}
 	}
 }
@@ -179,30 +179,30 @@ func (t *IdentityTracker) Observe(m *Message) {
 // Close records that the connection ended (a FIN or RST, not the end of
 // a capture). An exchange still under way failed: a broker may close the
 // connection on refused credentials without answering.
-func (t *IdentityTracker) Close() {
+func (t *identityTracker) Close() {
 	if t.active && t.clientSent {
 		t.fail()
 	}
 }
 
-func (t *IdentityTracker) fail() {
+func (t *identityTracker) fail() {
 	t.pending.Failed, t.pending.Authenticated = true, false
 	t.cur, t.active, t.raw = t.pending, false, false
 }
 
-func (t *IdentityTracker) succeed() {
+func (t *identityTracker) succeed() {
 	t.pending.Authenticated, t.pending.Failed = true, false
 	t.cur, t.active, t.raw = t.pending, false, false
 }
 
 // readClient names the principal from a client token.
-func (t *IdentityTracker) readClient(tok *Node) {
+func (t *identityTracker) readClient(tok *Node) {
 	if tok == nil {
 		return
 	}
 	switch tok.note {
 	case notePlain:
-		t.setMech(MechPlain)
+		t.setMech(mechPlain)
 		if c := tok.Child("authcid"); c != nil {
 			t.pending.Principal = "User:" + c.Str
 		}
@@ -218,25 +218,25 @@ func (t *IdentityTracker) readClient(tok *Node) {
 			}
 		}
 	case noteOAuthInitial:
-		t.setMech(MechOAuthBearer)
+		t.setMech(mechOAuthBearer)
 		if tk := tok.Child("token"); tk != nil {
 			if c := tk.Child("sub"); c != nil {
 				t.pending.Principal = "User:" + c.Str
 			}
 		}
 	case noteGSSAPI:
-		t.setMech(MechGSSAPI)
+		t.setMech(mechGSSAPI)
 	}
 }
 
-func (t *IdentityTracker) setMech(m string) {
+func (t *identityTracker) setMech(m string) {
 	if t.pending.Mechanism == "" {
 		t.pending.Mechanism = m
 	}
 }
 
 // readServer ends the exchange when the server's token is its last.
-func (t *IdentityTracker) readServer(tok *Node) {
+func (t *identityTracker) readServer(tok *Node) {
 	note := ""
 	if tok != nil {
 		note = tok.note
@@ -248,7 +248,7 @@ func (t *IdentityTracker) readServer(tok *Node) {
 		t.succeed()
 	case note == noteOAuthError || note == noteServerFirst:
 		// More to come: the client answers.
-	case t.pending.Mechanism == MechPlain, t.pending.Mechanism == MechOAuthBearer:
+	case t.pending.Mechanism == mechPlain, t.pending.Mechanism == mechOAuthBearer:
 		t.succeed() // one round: the answer to the client's only token
 	}
 }

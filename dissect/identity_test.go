@@ -85,7 +85,7 @@ func TestIdentityTracker(t *testing.T) {
 		{"raw SCRAM refused", true, "", []step{hs(0, "SCRAM-SHA-256"), hsOK(0), rawReq(scramFirst), rawResp(scramServerFirst), rawReq(scramFinal), rawResp("e=invalid-proof")},
 			Identity{Principal: "User:bob,the=builder", Mechanism: "SCRAM-SHA-256", Source: "sasl", Failed: true}},
 		{"no authentication", true, "", []step{apiVersions(), createAcls()},
-			AnonymousIdentity()},
+			anonymousIdentity()},
 		{"picked up midway", false, "", []step{createAcls()},
 			Identity{}},
 		{"handshake not captured", false, "", []step{auth(plain), authOK(""), createAcls()},
@@ -100,7 +100,7 @@ func TestIdentityTracker(t *testing.T) {
 			Identity{Principal: "User:alice", Mechanism: "PLAIN", Source: "sasl", Authenticated: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tr := NewIdentityTracker(c.sawStart)
+			tr := newIdentityTracker(c.sawStart)
 			if c.tls != "" {
 				tr.SetTLS(c.tls)
 			}
@@ -137,7 +137,7 @@ func TestIdentityTracker(t *testing.T) {
 // TestIdentityPending: the claim under way is visible as pending, not as
 // the identity, until the broker accepts it.
 func TestIdentityPending(t *testing.T) {
-	tr := NewIdentityTracker(true)
+	tr := newIdentityTracker(true)
 	for _, f := range [][]byte{saslHandshakeReq(1, 1, "PLAIN"), saslAuthReq(2, 2, "\x00alice\x00pw")} {
 		tr.Observe(saslReg.Decode(f, Options{Mechanism: tr.Mechanism()}))
 	}
@@ -153,7 +153,7 @@ func TestIdentityPending(t *testing.T) {
 // TestIdentityClose: a connection closed while the broker had not
 // answered the client's token failed; one closed after success did not.
 func TestIdentityClose(t *testing.T) {
-	obs := func(tr *IdentityTracker, frames ...[]byte) {
+	obs := func(tr *identityTracker, frames ...[]byte) {
 		for i, f := range frames {
 			if i%2 == 0 {
 				tr.Observe(saslReg.Decode(f, Options{Mechanism: tr.Mechanism()}))
@@ -162,20 +162,20 @@ func TestIdentityClose(t *testing.T) {
 			}
 		}
 	}
-	refused := NewIdentityTracker(true)
+	refused := newIdentityTracker(true)
 	obs(refused, saslHandshakeReq(1, 1, "PLAIN"), saslHandshakeResp(1, 1, 0, "PLAIN"), saslAuthReq(2, 2, "\x00carol\x00bad"))
 	refused.Close()
 	if got, want := refused.Identity(), (Identity{Principal: "User:carol", Mechanism: "PLAIN", Source: "sasl", Failed: true}); got != want {
 		t.Errorf("refused: %+v", got)
 	}
-	ok := NewIdentityTracker(true)
+	ok := newIdentityTracker(true)
 	obs(ok, saslHandshakeReq(1, 1, "PLAIN"), saslHandshakeResp(1, 1, 0, "PLAIN"), saslAuthReq(2, 2, "\x00carol\x00good"), saslAuthResp(2, 2, 0, nil, ""))
 	ok.Close()
 	if got := ok.Identity(); !got.Authenticated || got.Failed || got.Principal != "User:carol" {
 		t.Errorf("accepted: %+v", got)
 	}
 	// A handshake alone, closed, sent no credentials: nothing failed.
-	idle := NewIdentityTracker(true)
+	idle := newIdentityTracker(true)
 	obs(idle, saslHandshakeReq(1, 1, "PLAIN"), saslHandshakeResp(1, 1, 0, "PLAIN"))
 	idle.Close()
 	if idle.Identity().Known() {
@@ -184,10 +184,10 @@ func TestIdentityClose(t *testing.T) {
 }
 
 func TestIdentityConstructors(t *testing.T) {
-	if got, want := IdentityFromTLS("CN=a\\,b,O=X"), (Identity{Principal: "User:CN=a\\,b,O=X", Source: "tls", Authenticated: true}); got != want {
+	if got, want := identityFromTLS("CN=a\\,b,O=X"), (Identity{Principal: "User:CN=a\\,b,O=X", Source: "tls", Authenticated: true}); got != want {
 		t.Errorf("IdentityFromTLS %+v", got)
 	}
-	if got, want := AnonymousIdentity(), (Identity{Principal: "User:ANONYMOUS", Source: "none", Authenticated: true}); got != want {
+	if got, want := anonymousIdentity(), (Identity{Principal: "User:ANONYMOUS", Source: "none", Authenticated: true}); got != want {
 		t.Errorf("AnonymousIdentity %+v", got)
 	}
 }
@@ -206,9 +206,9 @@ func TestIdentityRendering(t *testing.T) {
 			`"principal":null,"auth":{"mechanism":"GSSAPI","source":"sasl","authenticated":true,"failed":false}`},
 		{Identity{Principal: "User:bob", Mechanism: "PLAIN", Source: "sasl"}, "User:bob (not yet accepted)",
 			`"principal":"User:bob","auth":{"mechanism":"PLAIN","source":"sasl","authenticated":false,"failed":false}`},
-		{AnonymousIdentity(), "User:ANONYMOUS",
+		{anonymousIdentity(), "User:ANONYMOUS",
 			`"principal":"User:ANONYMOUS","auth":{"mechanism":null,"source":"none","authenticated":true,"failed":false}`},
-		{IdentityFromTLS("CN=evil\x1b[2J\"x"), `User:CN=evil\x1b[2J"x`,
+		{identityFromTLS("CN=evil\x1b[2J\"x"), `User:CN=evil\x1b[2J"x`,
 			`"principal":"User:CN=evil\u001b[2J\"x","auth":{"mechanism":null,"source":"tls","authenticated":true,"failed":false}`},
 	} {
 		if got := c.id.String(); got != c.text {
@@ -252,12 +252,12 @@ func TestTLSIdentityUnknownIsNeverAnonymous(t *testing.T) {
 		t.Errorf("SASL line %q", got)
 	}
 
-	tr := NewIdentityTracker(true)
+	tr := newIdentityTracker(true)
 	tr.SetTLSUnknown()
 	tr.Observe(saslReg.Decode(apiVersions().frame, Options{}))
 	tr.Observe(saslReg.Decode(createAcls().frame, Options{}))
 	id := tr.Identity()
-	if id != UnknownTLSIdentity() || id.Principal != "" || !id.Known() {
+	if id != unknownTLSIdentity() || id.Principal != "" || !id.Known() {
 		t.Errorf("identity %+v", id)
 	}
 	if got, want := string(AppendIdentityJSON(nil, id)), `"principal":null,"auth":{"mechanism":null,"source":"tls","authenticated":true,"failed":false}`; got != want {

@@ -186,14 +186,14 @@ func TestFieldEnums(t *testing.T) {
 		v    int64
 		name string
 	}{
-		{ConfigResourceType, 4, "BROKER"}, {ConfigResourceType, 32, "GROUP"}, {ConfigResourceType, 3, "unknown ConfigResourceType"},
-		{ConfigSource, 5, "DEFAULT_CONFIG"}, {ConfigType, 9, "PASSWORD"}, {ConfigOperation, 3, "SUBTRACT"},
-		{CoordinatorType, 2, "SHARE"}, {IsolationLevel, 1, "READ_COMMITTED"}, {ScramMechanism, 2, "SCRAM-SHA-512"},
-		{Acks, -1, "ALL"}, {GroupMemberType, -1, "UNKNOWN"}, {DeliveryState, 2, "ACKNOWLEDGED"}, {DeliveryState, 1, "unknown DeliveryState"},
-		{Enums["ApiKey"], 58, "Envelope"},
+		{configResourceType, 4, "BROKER"}, {configResourceType, 32, "GROUP"}, {configResourceType, 3, "unknown ConfigResourceType"},
+		{configSource, 5, "DEFAULT_CONFIG"}, {configType, 9, "PASSWORD"}, {configOperation, 3, "SUBTRACT"},
+		{coordinatorType, 2, "SHARE"}, {isolationLevel, 1, "READ_COMMITTED"}, {scramMechanism, 2, "SCRAM-SHA-512"},
+		{acks, -1, "ALL"}, {groupMemberType, -1, "UNKNOWN"}, {deliveryState, 2, "ACKNOWLEDGED"}, {deliveryState, 1, "unknown DeliveryState"},
+		{enums["ApiKey"], 58, "Envelope"},
 	} {
 		if got := c.e.Name(c.v); got != c.name {
-			t.Errorf("%s %d: %s, want %s", c.e.Title, c.v, got, c.name)
+			t.Errorf("%s %d: %s, want %s", c.e.title, c.v, got, c.name)
 		}
 	}
 	// The tables follow their fields.
@@ -203,18 +203,18 @@ func TestFieldEnums(t *testing.T) {
 		path    []string
 		enum    *Enum
 	}{
-		{32, true, []string{"Resources", "ResourceType"}, ConfigResourceType},
-		{32, false, []string{"Results", "Configs", "ConfigSource"}, ConfigSource},
-		{32, false, []string{"Results", "Configs", "Synonyms", "Source"}, ConfigSource},
-		{44, true, []string{"Resources", "Configs", "ConfigOperation"}, ConfigOperation},
-		{29, true, []string{"ResourceTypeFilter"}, ResourceType},
-		{10, true, []string{"KeyType"}, CoordinatorType},
-		{1, true, []string{"IsolationLevel"}, IsolationLevel},
-		{51, true, []string{"Upsertions", "Mechanism"}, ScramMechanism},
-		{0, true, []string{"Acks"}, Acks},
-		{18, false, []string{"ApiKeys", "ApiKey"}, Enums["ApiKey"]},
-		{24, false, []string{"ResultsByTopicV3AndBelow", "ResultsByPartition", "PartitionErrorCode"}, ErrorCode},
-		{78, false, []string{"Responses", "Partitions", "AcknowledgeErrorCode"}, ErrorCode},
+		{32, true, []string{"Resources", "ResourceType"}, configResourceType},
+		{32, false, []string{"Results", "Configs", "ConfigSource"}, configSource},
+		{32, false, []string{"Results", "Configs", "Synonyms", "Source"}, configSource},
+		{44, true, []string{"Resources", "Configs", "ConfigOperation"}, configOperation},
+		{29, true, []string{"ResourceTypeFilter"}, resourceType},
+		{10, true, []string{"KeyType"}, coordinatorType},
+		{1, true, []string{"IsolationLevel"}, isolationLevel},
+		{51, true, []string{"Upsertions", "Mechanism"}, scramMechanism},
+		{0, true, []string{"Acks"}, acks},
+		{18, false, []string{"ApiKeys", "ApiKey"}, enums["ApiKey"]},
+		{24, false, []string{"ResultsByTopicV3AndBelow", "ResultsByPartition", "PartitionErrorCode"}, errorCode},
+		{78, false, []string{"Responses", "Partitions", "AcknowledgeErrorCode"}, errorCode},
 	} {
 		d := Builtin().req[c.key]
 		if !c.request {
@@ -234,7 +234,7 @@ func TestFieldEnums(t *testing.T) {
 			fs = f.Fields
 		}
 		if f == nil || f.enum != c.enum {
-			t.Errorf("%s %v: enum %v, want %s", d.Name, c.path, f, c.enum.Title)
+			t.Errorf("%s %v: enum %v, want %s", d.Name, c.path, f, c.enum.title)
 		}
 	}
 }
@@ -327,9 +327,9 @@ func TestStringEnums(t *testing.T) {
 		path []string
 		enum *Enum
 	}{
-		{66, []string{"StateFilters"}, TransactionState},
-		{16, []string{"StatesFilter"}, GroupState},
-		{48, []string{"Components", "EntityType"}, QuotaEntityType},
+		{66, []string{"StateFilters"}, transactionState},
+		{16, []string{"StatesFilter"}, groupState},
+		{48, []string{"Components", "EntityType"}, quotaEntityType},
 	} {
 		fs, f := Builtin().req[c.key].Fields, (*Field)(nil)
 		for _, name := range c.path {

@@ -122,7 +122,7 @@ func TestMessageJSONHidesBidiFromTerminals(t *testing.T) {
 			t.Errorf("%s = %+v, want %q", path, n, want)
 		}
 	}
-	id := string(AppendIdentityJSON(nil, IdentityFromTLS("CN=\u202eevil")))
+	id := string(AppendIdentityJSON(nil, identityFromTLS("CN=\u202eevil")))
 	if r, bad := rawHazard(id); bad || !strings.Contains(id, `"User:CN=\u202eevil"`) {
 		t.Errorf("identity JSON %s (raw %U)", id, r)
 	}

@@ -41,11 +41,11 @@ func factsOfJSON(fs []jsonField, commons map[string][]jsonField) ([]fieldFacts, 
 	for _, jf := range fs {
 		f := fieldFacts{Name: jf.Name, Type: jf.Type, Tag: -1, Default: string(jf.Default)}
 		var errs [4]error
-		f.Versions, errs[0] = ParseVersions(jf.Versions)
-		f.Nullable, errs[1] = ParseVersions(jf.NullableVersions)
-		f.Tagged, errs[2] = ParseVersions(jf.TaggedVersions)
+		f.Versions, errs[0] = parseVersions(jf.Versions)
+		f.Nullable, errs[1] = parseVersions(jf.NullableVersions)
+		f.Tagged, errs[2] = parseVersions(jf.TaggedVersions)
 		if jf.FlexibleVersions != nil {
-			v, err := ParseVersions(*jf.FlexibleVersions)
+			v, err := parseVersions(*jf.FlexibleVersions)
 			f.Flexible, errs[3] = &v, err
 		}
 		for _, err := range errs {
@@ -172,8 +172,8 @@ func readDefFacts(src []byte) (defFacts, error) {
 		commons[c.Name] = c.Fields
 	}
 	var err1, err2, err3 error
-	d.valid, err1 = ParseVersions(d.jd.ValidVersions)
-	d.flex, err2 = ParseVersions(d.jd.FlexibleVersions)
+	d.valid, err1 = parseVersions(d.jd.ValidVersions)
+	d.flex, err2 = parseVersions(d.jd.FlexibleVersions)
 	d.fs, err3 = factsOfJSON(d.jd.Fields, commons)
 	return d, errorsJoin(err1, err2, err3)
 }
@@ -574,7 +574,7 @@ func TestKafkaFilesLoad(t *testing.T) {
 				if bytes.Contains(src, []byte(`"type": "header"`)) {
 					continue // headers are not messages a registry holds
 				}
-				d, err := ParseDef(src)
+				d, err := parseDef(src)
 				if err != nil {
 					t.Errorf("%s: %v", f, err)
 					continue

@@ -199,7 +199,7 @@ func TestTruncatedShowsNoValue(t *testing.T) {
 	if c == nil || c.HasValue() || c.Value() != nil || c.Size != 0 {
 		t.Fatalf("correlation_id: %+v", c)
 	}
-	if got := stripDoc(string(AppendLabel(nil, c))); got != "correlation_id int32 [0x0008, 0B]" {
+	if got := stripDoc(string(appendLabel(nil, c))); got != "correlation_id int32 [0x0008, 0B]" {
 		t.Errorf("label %q", got)
 	}
 	if !bytes.Contains(AppendJSON(nil, m), []byte(`{"name":"correlation_id","type":"int32","value":null,"display":""`)) {
@@ -463,7 +463,7 @@ func TestJSONMatchesTree(t *testing.T) {
 				display = n.Display()
 			}
 			if j.Name != n.Name || j.Type != n.Type || j.Display != display || j.Offset != n.Offset || j.Size != n.Size || len(j.Children) != len(n.Children) {
-				t.Errorf("%s: JSON node %+v, tree %s", m.Summary, j, AppendLabel(nil, n))
+				t.Errorf("%s: JSON node %+v, tree %s", m.Summary, j, appendLabel(nil, n))
 				return false
 			}
 			for i := range j.Children {

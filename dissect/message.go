@@ -107,7 +107,7 @@ func NewRegistry() *Registry {
 // AddJSON parses a definition in Kafka's JSON message format and adds it,
 // replacing any definition of the same API and direction.
 func (r *Registry) AddJSON(src []byte) (*Def, error) {
-	d, err := ParseDef(src)
+	d, err := parseDef(src)
 	if err != nil {
 		return nil, err
 	}
@@ -178,8 +178,8 @@ func PeekRequest(frame []byte) (RequestHead, bool) {
 	}, true
 }
 
-// PeekCorrelationID reads the correlation id of a response frame.
-func PeekCorrelationID(frame []byte) (int32, bool) {
+// peekCorrelationID reads the correlation id of a response frame.
+func peekCorrelationID(frame []byte) (int32, bool) {
 	if len(frame) < 8 {
 		return 0, false
 	}
@@ -189,7 +189,7 @@ func PeekCorrelationID(frame []byte) (int32, bool) {
 // Client ids longer than this are implausible in a request header.
 const maxPlausibleClientID = 1024
 
-// PlausibleRequest says whether frame (starting at its size prefix; the
+// plausibleRequest says whether frame (starting at its size prefix; the
 // first 14+ bytes suffice) looks like the start of a Kafka request. It is
 // the test a capture uses to find frame boundaries after lost bytes:
 //   - the size is at least 10 (header v1 without client id bytes) and at
@@ -199,7 +199,7 @@ const maxPlausibleClientID = 1024
 //     clients newer than kdissect still sync;
 //   - client_id's int16 length is -1 (null) or fits inside the frame, and
 //     the bytes of it that are present are printable ASCII.
-func PlausibleRequest(frame []byte, maxSize int) bool {
+func plausibleRequest(frame []byte, maxSize int) bool {
 	h, ok := PeekRequest(frame)
 	if !ok || h.Size < 10 || int64(h.Size) > int64(maxSize) {
 		return false

@@ -179,7 +179,7 @@ func (n *Node) AppendDisplay(b []byte) []byte {
 			b = appendQuote(b, n.Str)
 			if n.enum != nil && n.enum.strs != nil && !n.enum.KnownString(n.Str) {
 				b = append(b, " (unknown "...)
-				b = append(b, n.enum.Title...)
+				b = append(b, n.enum.title...)
 				b = append(b, ')')
 			}
 		}

@@ -48,10 +48,10 @@ const maxSources = math.MaxUint16
 // one level; the format allows more, and each level is a decompression.
 const maxWrapperDepth = 8
 
-// MaxDecompressedFactor is how many times Options.MaxDecompressed the
+// maxDecompressedFactor is how many times Options.MaxDecompressed the
 // batches of one message may decompress to together: each batch is
 // capped on its own, and a message of many small bombs still is too.
-const MaxDecompressedFactor = 4
+const maxDecompressedFactor = 4
 
 // nodeBudget is the size of tree (in nodes, of some 200 bytes each) past
 // which records of decompressed sources are no longer dissected: a
@@ -334,15 +334,15 @@ func (w *recWalk) decompress(codec int, payload []byte, off int) ([]byte, uint16
 		return nil, 0, fmt.Errorf("%s: not decompressed, the message has %d decompressed batches already", codecName(codec), maxSources)
 	}
 	per := d.opts.maxDecompressed()
-	left := MaxDecompressedFactor*per - m.unpacked
+	left := maxDecompressedFactor*per - m.unpacked
 	limit := min(per, left)
 	if limit <= 0 {
-		return nil, 0, fmt.Errorf("%s: not decompressed, the message's batches decompressed to %d bytes already (%d times --max-decompressed)", codecName(codec), m.unpacked, MaxDecompressedFactor)
+		return nil, 0, fmt.Errorf("%s: not decompressed, the message's batches decompressed to %d bytes already (%d times --max-decompressed)", codecName(codec), m.unpacked, maxDecompressedFactor)
 	}
 	data, err := decompress(codec, payload, limit)
 	if err != nil {
 		if _, big := err.(errTooBig); big && limit < per {
-			return nil, 0, fmt.Errorf("%s: decompresses to more than the %d bytes the message has left of %d times --max-decompressed", codecName(codec), limit, MaxDecompressedFactor)
+			return nil, 0, fmt.Errorf("%s: decompresses to more than the %d bytes the message has left of %d times --max-decompressed", codecName(codec), limit, maxDecompressedFactor)
 		}
 		return nil, 0, fmt.Errorf("%s: %v", codecName(codec), err)
 	}
@@ -478,9 +478,9 @@ func (w *recWalk) recordFields(control bool) bool {
 	return true
 }
 
-// ControlRecordType names the type in a control record's key; Kafka's
-// ControlRecordType (commit and abort markers, then KRaft's).
-var ControlRecordType = &Enum{Title: "ControlRecordType", names: []string{
+// controlRecordType names the type in a control record's key; Kafka's
+// controlRecordType (commit and abort markers, then KRaft's).
+var controlRecordType = &Enum{title: "ControlRecordType", names: []string{
 	"ABORT", "COMMIT", "LEADER_CHANGE", "SNAPSHOT_HEADER", "SNAPSHOT_FOOTER", "KRAFT_VERSION", "KRAFT_VOTERS"}}
 
 // controlKey dissects a control record's key (version, type) as children
@@ -494,7 +494,7 @@ func (w *recWalk) controlKey(key *Node, at int) int64 {
 	w.inside(key, at, func() {
 		w.fixed("version", "int16", "version of the control record key", 2)
 		if tn, ok := w.fixed("type", "int16", "what the control record marks", 2); ok {
-			tn.enum = ControlRecordType
+			tn.enum = controlRecordType
 			typ = tn.Int
 		}
 		w.trailing(w.d.end, "bytes after the control record key")

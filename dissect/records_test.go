@@ -759,11 +759,11 @@ func TestRecordsBomb(t *testing.T) {
 	// The message's batches together get MaxDecompressedFactor times the cap.
 	var many []byte
 	part := batch(t, batchSpec{attrs: codecZstd, payload: compress(t, codecZstd, zeros[:limit-10], false)})
-	for range MaxDecompressedFactor + 2 {
+	for range maxDecompressedFactor + 2 {
 		many = append(many, part...)
 	}
 	m := Builtin().Decode(produce(9, many), Options{MaxDecompressed: limit})
-	if len(m.Sources) != MaxDecompressedFactor || len(m.Problems) < 2 || !strings.Contains(m.Problems[len(m.Problems)-1].Message, "times --max-decompressed") {
+	if len(m.Sources) != maxDecompressedFactor || len(m.Problems) < 2 || !strings.Contains(m.Problems[len(m.Problems)-1].Message, "times --max-decompressed") {
 		t.Errorf("%d sources, problems %v", len(m.Sources), m.Problems)
 	}
 	// Lying sizes.

@@ -13,18 +13,18 @@ import (
 const (
 	saslHandshakeKey    = 17
 	saslAuthenticateKey = 36
-	// SASLTokenKey is Message.APIKey of a raw SASL token (Options.RawToken):
+	// saslTokenKey is Message.APIKey of a raw SASL token (Options.RawToken):
 	// it is not a Kafka API.
-	SASLTokenKey = -1
+	saslTokenKey = -1
 )
 
 // Mechanisms, as SaslHandshake names them.
 const (
-	MechPlain       = "PLAIN"
-	MechScram256    = "SCRAM-SHA-256"
-	MechScram512    = "SCRAM-SHA-512"
-	MechOAuthBearer = "OAUTHBEARER"
-	MechGSSAPI      = "GSSAPI"
+	mechPlain       = "PLAIN"
+	mechScram256    = "SCRAM-SHA-256"
+	mechScram512    = "SCRAM-SHA-512"
+	mechOAuthBearer = "OAUTHBEARER"
+	mechGSSAPI      = "GSSAPI"
 )
 
 // Notes on an AuthBytes or token node: what the token was read as. The
@@ -42,11 +42,11 @@ const (
 	noteUnknownMech  = "SASL mechanism unknown"
 )
 
-// CanonicalMechanism is the mechanism name as kdissect compares it: upper
+// canonicalMechanism is the mechanism name as kdissect compares it: upper
 // case, without surrounding space.
-func CanonicalMechanism(s string) string { return strings.ToUpper(strings.TrimSpace(s)) }
+func canonicalMechanism(s string) string { return strings.ToUpper(strings.TrimSpace(s)) }
 
-func isScram(mech string) bool { return mech == MechScram256 || mech == MechScram512 }
+func isScram(mech string) bool { return mech == mechScram256 || mech == mechScram512 }
 
 // token is a SASL token being dissected: its bytes and the frame offset of
 // its first byte.
@@ -66,19 +66,19 @@ func (d *decoder) saslToken(n *Node, dir Direction) {
 	}
 	mark, probs := len(d.stack), len(d.probs)
 	t := token{b: data, base: d.off - len(data)}
-	mech := CanonicalMechanism(d.opts.Mechanism)
+	mech := canonicalMechanism(d.opts.Mechanism)
 	var note, bad string
 	badAt := 0
 	switch {
-	case mech == MechPlain && dir == Request:
+	case mech == mechPlain && dir == Request:
 		note, badAt, bad = d.plain(t)
-	case mech == MechPlain:
+	case mech == mechPlain:
 		note = "PLAIN: the broker sends no token"
 	case isScram(mech):
 		note, badAt, bad = d.scram(t, dir)
-	case mech == MechOAuthBearer:
+	case mech == mechOAuthBearer:
 		note, badAt, bad = d.oauth(t, dir)
-	case mech == MechGSSAPI:
+	case mech == mechGSSAPI:
 		// Kerberos tokens carry service tickets, which can be attacked
 		// offline: they stay hidden like the other credentials.
 		note = noteGSSAPI
@@ -356,7 +356,7 @@ func (d *decoder) bearer(t token, lo, hi int) {
 
 func (d *decoder) rawToken(dir Direction) *Message {
 	m := &d.m
-	m.Direction, m.APIKey, m.APIName = dir, SASLTokenKey, "SaslToken"
+	m.Direction, m.APIKey, m.APIName = dir, saslTokenKey, "SaslToken"
 	root, mark := d.open("", "", KindGroup)
 	d.frame()
 	suffix := "Request"
@@ -408,7 +408,7 @@ func appendSASL(b []byte, m *Message, body *Node) []byte {
 		b = appendSym(b, body.Child("ErrorCode"))
 		if msg := body.Child("ErrorMessage"); msg != nil && !msg.Null && msg.Str != "" {
 			b = append(b, ' ')
-			b = append(b, Quote(msg.Str)...)
+			b = append(b, quote(msg.Str)...)
 		}
 		if tok := body.Child("AuthBytes"); tok != nil && len(tok.Bytes) > 0 {
 			b = append(b, ", "...)

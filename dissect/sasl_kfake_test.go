@@ -217,7 +217,7 @@ func TestOAuthBearerFromFranzGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := NewIdentityTracker(true)
+	tr := newIdentityTracker(true)
 	tr.Observe(saslReg.Decode(saslHandshakeReq(1, 1, "OAUTHBEARER"), Options{}))
 	tr.Observe(saslReg.Decode(saslHandshakeResp(1, 1, 0, "OAUTHBEARER"), Options{Direction: Response, APIKey: 17, APIVersion: 1}))
 	frame := saslAuthReq(2, 2, string(tok))

@@ -22,9 +22,9 @@ type Versions struct{ Lo, Hi int16 }
 
 var noVersions = Versions{Lo: 1, Hi: 0}
 
-// ParseVersions reads Kafka's version range notation. The empty string is
+// parseVersions reads Kafka's version range notation. The empty string is
 // "none", as Kafka treats an absent nullableVersions or taggedVersions.
-func ParseVersions(s string) (Versions, error) {
+func parseVersions(s string) (Versions, error) {
 	s = strings.TrimSpace(s)
 	switch {
 	case s == "" || s == "none":
@@ -201,9 +201,9 @@ type jsonCommon struct {
 	Fields   []jsonField `json:"fields"`
 }
 
-// ParseDef reads one message definition in Kafka's JSON format, which
+// parseDef reads one message definition in Kafka's JSON format, which
 // allows // comments.
-func ParseDef(src []byte) (*Def, error) {
+func parseDef(src []byte) (*Def, error) {
 	jd, ok := scanDef(src)
 	if !ok {
 		// encoding/json reads what the scanner does not, and says what is
@@ -236,10 +236,10 @@ func ParseDef(src []byte) (*Def, error) {
 		// Without it nothing would ever be decoded; Kafka requires it too.
 		return nil, fmt.Errorf("%s: validVersions is missing", jd.Name)
 	}
-	if d.Valid, err = ParseVersions(jd.ValidVersions); err != nil {
+	if d.Valid, err = parseVersions(jd.ValidVersions); err != nil {
 		return nil, fmt.Errorf("%s: validVersions: %v", jd.Name, err)
 	}
-	if d.Flexible, err = ParseVersions(jd.FlexibleVersions); err != nil {
+	if d.Flexible, err = parseVersions(jd.FlexibleVersions); err != nil {
 		return nil, fmt.Errorf("%s: flexibleVersions: %v", jd.Name, err)
 	}
 	common := map[string][]jsonField{}
@@ -283,13 +283,13 @@ func (b *builder) field(jf jsonField) (*Field, error) {
 		return nil, errors.New("field has no versions")
 	}
 	var err error
-	if f.Versions, err = ParseVersions(jf.Versions); err != nil {
+	if f.Versions, err = parseVersions(jf.Versions); err != nil {
 		return nil, fmt.Errorf("versions: %v", err)
 	}
-	if f.Nullable, err = ParseVersions(jf.NullableVersions); err != nil {
+	if f.Nullable, err = parseVersions(jf.NullableVersions); err != nil {
 		return nil, fmt.Errorf("nullableVersions: %v", err)
 	}
-	if f.Tagged, err = ParseVersions(jf.TaggedVersions); err != nil {
+	if f.Tagged, err = parseVersions(jf.TaggedVersions); err != nil {
 		return nil, fmt.Errorf("taggedVersions: %v", err)
 	}
 	if jf.Tag == nil && jf.TaggedVersions != "" {
@@ -306,7 +306,7 @@ func (b *builder) field(jf jsonField) (*Field, error) {
 		}
 	}
 	if jf.FlexibleVersions != nil {
-		v, err := ParseVersions(*jf.FlexibleVersions)
+		v, err := parseVersions(*jf.FlexibleVersions)
 		if err != nil {
 			return nil, err
 		}

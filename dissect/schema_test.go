@@ -26,7 +26,7 @@ func TestParseVersions(t *testing.T) {
 		{"", noVersions, "none"}, // as Kafka reads an absent nullableVersions
 		{"32767", Versions{math.MaxInt16, math.MaxInt16}, "32767+"},
 	} {
-		got, err := ParseVersions(c.in)
+		got, err := parseVersions(c.in)
 		if err != nil || got != c.want || got.String() != c.str {
 			t.Errorf("ParseVersions(%q) = %v (%s), %v; want %v (%s)", c.in, got, got, err, c.want, c.str)
 		}
@@ -41,7 +41,7 @@ func TestParseVersions(t *testing.T) {
 		{"40000", `bad version "40000"`},
 		{"1.5+", `bad version "1.5"`},
 	} {
-		if got, err := ParseVersions(c.in); err == nil || err.Error() != c.err {
+		if got, err := parseVersions(c.in); err == nil || err.Error() != c.err {
 			t.Errorf("ParseVersions(%q) = %v, %v; want error %q", c.in, got, err, c.err)
 		}
 	}
@@ -158,7 +158,7 @@ func TestLoadedDefinitionDecodes(t *testing.T) {
 
 // A definition comment marker inside a string is text, not a comment.
 func TestDefinitionCommentInString(t *testing.T) {
-	d, err := ParseDef(readTestdata(t, "DescribeAclsRequest.json"))
+	d, err := parseDef(readTestdata(t, "DescribeAclsRequest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

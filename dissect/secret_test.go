@@ -112,11 +112,11 @@ type decodedMsg struct {
 func decodeCapture(t *testing.T, frames []capFrame, o Options, trackMech, closed bool) (msgs []decodedMsg, ids map[int]Identity) {
 	type pend struct{ key, ver int16 }
 	pending := map[int]map[int32]pend{}
-	trackers := map[int]*IdentityTracker{}
+	trackers := map[int]*identityTracker{}
 	for _, f := range frames {
 		tr := trackers[f.port]
 		if tr == nil {
-			tr = NewIdentityTracker(true)
+			tr = newIdentityTracker(true)
 			trackers[f.port], pending[f.port] = tr, map[int32]pend{}
 		}
 		if trackMech {
@@ -127,7 +127,7 @@ func decodeCapture(t *testing.T, frames []capFrame, o Options, trackMech, closed
 			m = saslReg.Decode(f.data, o)
 			pending[f.port][m.CorrelationID] = pend{m.APIKey, m.APIVersion}
 		} else {
-			corr, _ := PeekCorrelationID(f.data)
+			corr, _ := peekCorrelationID(f.data)
 			p, ok := pending[f.port][corr]
 			if !ok {
 				t.Fatalf("port %d: response %d without request", f.port, corr)

@@ -142,7 +142,7 @@ type conn[M any] struct {
 	pending map[int32]*pending[M] // requests awaiting their response
 	// awaiting holds responses that wait for their request (entry.awaiting).
 	awaiting map[int32]*entry[M]
-	id       *IdentityTracker
+	id       *identityTracker
 	soft     *ClientSoftware
 }
 
@@ -218,7 +218,7 @@ func (s *Session[M]) Frame(meta M, f FrameInfo) {
 	s.now = f.Last
 	c := s.conn(f.Conn)
 	if c.id == nil {
-		c.id = NewIdentityTracker(f.FromClient && f.Offset == 0 && opensConnection(f.Data))
+		c.id = newIdentityTracker(f.FromClient && f.Offset == 0 && opensConnection(f.Data))
 	}
 	if c.id.RawTokens() && !c.isKafka(f) {
 		s.token(meta, c, f)
@@ -249,9 +249,9 @@ func opensConnection(frame []byte) bool {
 // negative API key), a response answers a request waiting on c.
 func (c *conn[M]) isKafka(f FrameInfo) bool {
 	if f.FromClient {
-		return PlausibleRequest(f.Data, math.MaxInt32)
+		return plausibleRequest(f.Data, math.MaxInt32)
 	}
-	corr, ok := PeekCorrelationID(f.Data)
+	corr, ok := peekCorrelationID(f.Data)
 	return ok && c.pending[corr] != nil
 }
 
@@ -297,8 +297,8 @@ func (s *Session[M]) token(meta M, c *conn[M], f FrameInfo) {
 	}
 	e.frame = append([]byte(nil), f.Data...)
 	e.opts = Options{Direction: dir, RawToken: true, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets}
-	e.x.Identity = s.observe(c, SASLTokenKey, e.frame, e.opts)
-	if s.wants(SASLTokenKey) {
+	e.x.Identity = s.observe(c, saslTokenKey, e.frame, e.opts)
+	if s.wants(saslTokenKey) {
 		s.enqueue(e)
 	}
 }
@@ -393,7 +393,7 @@ func (s *Session[M]) Cut(meta M, f CutInfo) {
 			e.cut = Incomplete{Index: s.index, HasAPI: true, APIKey: h.APIKey, APIVersion: h.APIVersion, CorrelationID: h.CorrelationID}
 			s.expect(c, h, e, f.Time)
 		}
-	} else if corr, ok := PeekCorrelationID(f.Head); ok {
+	} else if corr, ok := peekCorrelationID(f.Head); ok {
 		s.index++
 		e.cut = Incomplete{Index: s.index, CorrelationID: corr}
 		if p := c.pending[corr]; p != nil {
@@ -425,7 +425,7 @@ func (c *conn[M]) evictOldest() {
 }
 
 func (s *Session[M]) response(meta M, c *conn[M], f FrameInfo) {
-	corr, _ := PeekCorrelationID(f.Data)
+	corr, _ := peekCorrelationID(f.Data)
 	p := c.pending[corr]
 	if p != nil && !s.wants(p.key) {
 		s.index++
@@ -607,7 +607,7 @@ func (s *Session[M]) guess(e *entry[M]) {
 func (s *Session[M]) SetTLSIdentity(connID uint64, dn string) {
 	c := s.conn(connID)
 	if c.id == nil {
-		c.id = NewIdentityTracker(true) // the handshake is the connection's start
+		c.id = newIdentityTracker(true) // the handshake is the connection's start
 	}
 	c.id.SetTLS(dn)
 }

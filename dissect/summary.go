@@ -12,7 +12,7 @@ import (
 func summarize(m *Message) string {
 	b := make([]byte, 0, 128)
 	body := m.Tree.Child(bodyName(m))
-	if rawToken := m.APIKey == SASLTokenKey && body != nil && body.Name == "token"; rawToken {
+	if rawToken := m.APIKey == saslTokenKey && body != nil && body.Name == "token"; rawToken {
 		// A raw token has no version or correlation id to show.
 		b = append(b, "SASL token "...)
 		b = append(b, m.Direction.String()...)
@@ -201,7 +201,7 @@ func appendResults(b []byte, body *Node, field, noun string, extra func(*Node) i
 		b = appendSym(b, firstErr.Child("ErrorCode"))
 		if msg := firstErr.Child("ErrorMessage"); msg != nil && !msg.Null && msg.Str != "" {
 			b = append(b, ' ')
-			b = append(b, Quote(msg.Str)...)
+			b = append(b, quote(msg.Str)...)
 		}
 	case n > 0:
 		b = append(b, ", all ok"...)

@@ -117,7 +117,7 @@ func TestErrorCodes(t *testing.T) {
 	const maxCode = 1000
 	known := 0
 	for c := int16(-1); c < maxCode; c++ {
-		ours, ok := ErrorCode.Lookup(int64(c))
+		ours, ok := errorCode.Lookup(int64(c))
 		if c == 0 {
 			if ours != "NONE" {
 				t.Errorf("code 0 is %q", ours)
@@ -147,7 +147,7 @@ func TestErrorCodes(t *testing.T) {
 	if known < 130 {
 		t.Errorf("only %d codes compared", known)
 	}
-	if got := ErrorCode.Name(9999); got != "unknown ErrorCode" {
+	if got := errorCode.Name(9999); got != "unknown ErrorCode" {
 		t.Errorf("Name(9999) = %q", got)
 	}
 }
@@ -161,7 +161,7 @@ func TestACLEnums(t *testing.T) {
 			ours, ok := e.Lookup(v)
 			if name, isNewer := newer[v]; isNewer {
 				if ours != name {
-					t.Errorf("%s %d: %q, want %q", e.Title, v, ours, name)
+					t.Errorf("%s %d: %q, want %q", e.title, v, ours, name)
 				}
 				continue
 			}
@@ -169,18 +169,18 @@ func TestACLEnums(t *testing.T) {
 			// kmsg prints UNKNOWN for 0 and for every value it lacks.
 			if v == 0 || theirs != "UNKNOWN" {
 				if !ok || ours != theirs {
-					t.Errorf("%s %d: ours %q, kmsg %q", e.Title, v, ours, theirs)
+					t.Errorf("%s %d: ours %q, kmsg %q", e.title, v, ours, theirs)
 				}
 			} else if ok {
-				t.Errorf("%s %d: we name it %q, kmsg does not know it", e.Title, v, ours)
+				t.Errorf("%s %d: we name it %q, kmsg does not know it", e.title, v, ours)
 			}
 		}
 	}
-	check(ResourceType, func(v int8) string { return kmsg.ACLResourceType(v).String() }, nil)
-	check(PatternType, func(v int8) string { return kmsg.ACLResourcePatternType(v).String() }, nil)
-	check(AclPermissionType, func(v int8) string { return kmsg.ACLPermissionType(v).String() }, nil)
-	check(AclOperation, func(v int8) string { return kmsg.ACLOperation(v).String() }, map[int64]string{15: "TWO_PHASE_COMMIT"})
-	if got := ResourceType.Name(42); got != "unknown ResourceType" {
+	check(resourceType, func(v int8) string { return kmsg.ACLResourceType(v).String() }, nil)
+	check(patternType, func(v int8) string { return kmsg.ACLResourcePatternType(v).String() }, nil)
+	check(aclPermissionType, func(v int8) string { return kmsg.ACLPermissionType(v).String() }, nil)
+	check(aclOperation, func(v int8) string { return kmsg.ACLOperation(v).String() }, map[int64]string{15: "TWO_PHASE_COMMIT"})
+	if got := resourceType.Name(42); got != "unknown ResourceType" {
 		t.Errorf("Name(42) = %q", got)
 	}
 }
@@ -212,7 +212,7 @@ func TestEnumsBelongToTheirField(t *testing.T) {
 			t.Errorf("%s: %v, want name %q", c.field, n, c.name)
 		}
 	}
-	known := slices.Sorted(maps.Keys(Enums))
+	known := slices.Sorted(maps.Keys(enums))
 	for _, c := range []struct{ field, err string }{
 		{`{"name": "X", "type": "int8", "versions": "0+", "enum": "Colour"}`, `unknown enum "Colour" (known: ` + strings.Join(known, ", ") + `)`},
 		{`{"name": "X", "type": "string", "versions": "0+", "enum": "ResourceType"}`, `enum "ResourceType" on a field of type string: enums name int8, int16 or int32 values`},

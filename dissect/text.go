@@ -11,7 +11,7 @@ import (
 // `NAME TYPE = VALUE [0xOFFSET, SIZEB] DOC`, children drawn with "+-- ".
 // A node's problems follow it as "!! " lines at its children's depth.
 func AppendText(dst []byte, n *Node) []byte {
-	dst = AppendLabel(dst, n)
+	dst = appendLabel(dst, n)
 	dst = append(dst, '\n')
 	var prefix [64]byte // grows past 16 levels
 	return appendChildren(dst, n, prefix[:0])
@@ -35,7 +35,7 @@ func appendChildren(dst []byte, n *Node, prefix []byte) []byte {
 	for i, c := range n.Children {
 		dst = append(dst, prefix...)
 		dst = append(dst, "+-- "...)
-		dst = AppendLabel(dst, c)
+		dst = appendLabel(dst, c)
 		dst = append(dst, '\n')
 		next := append(prefix, "|   "...)
 		if i == len(n.Children)-1 {
@@ -53,9 +53,9 @@ func appendProblem(dst []byte, p Problem) []byte {
 	return appendEscape(dst, p.Message) // messages name fields of loaded definitions
 }
 
-// AppendLabel renders one node's line without tree drawing: its head and
+// appendLabel renders one node's line without tree drawing: its head and
 // its doc.
-func AppendLabel(dst []byte, n *Node) []byte {
+func appendLabel(dst []byte, n *Node) []byte {
 	dst = AppendHead(dst, n)
 	if n.Doc != "" {
 		dst = append(dst, ' ')
@@ -172,10 +172,10 @@ func appendHexRows(dst []byte, raw []byte, leaves []*Node, mask []bool) []byte {
 	return dst
 }
 
-// Quote renders wire text as a double-quoted string a terminal can show
+// quote renders wire text as a double-quoted string a terminal can show
 // safely: control characters, escape sequences, bidi overrides, invisible
 // format characters and invalid UTF-8 come out as Go escapes.
-func Quote(s string) string {
+func quote(s string) string {
 	if safeASCII(s) && !strings.ContainsAny(s, `"\`) {
 		return `"` + s + `"`
 	}

@@ -260,13 +260,13 @@ var (
 // missing pattern type is implied (v0).
 func bindingOf(e *dissect.Node, f bindingFields, version int16) Binding {
 	return Binding{
-		ResourceType: enum(e.Child(f.resourceType), dissect.ResourceType),
+		ResourceType: enum(e.Child(f.resourceType), resourceTypes),
 		ResourceName: str(e.Child(f.resourceName)),
 		PatternType:  pattern(e.Child(f.patternType), version),
 		Principal:    str(e.Child(f.principal)),
 		Host:         str(e.Child(f.host)),
-		Operation:    enum(e.Child("Operation"), dissect.AclOperation),
-		Permission:   enum(e.Child("PermissionType"), dissect.AclPermissionType),
+		Operation:    enum(e.Child("Operation"), aclOperations),
+		Permission:   enum(e.Child("PermissionType"), aclPermissions),
 	}
 }
 
@@ -330,7 +330,7 @@ func pattern(n *dissect.Node, version int16) *string {
 		s := "LITERAL"
 		return &s
 	}
-	return enum(n, dissect.PatternType)
+	return enum(n, patternTypes)
 }
 
 func code(n *dissect.Node) *int16 {
@@ -464,7 +464,7 @@ func setOutcome(r *Row, code *int16, msg *string) {
 	r.Result = ResultError
 	r.ErrorCode, r.ErrorMessage = code, msg
 	if code != nil {
-		r.ErrorName = ptr(EnumName(dissect.ErrorCode, int64(*code)))
+		r.ErrorName = ptr(EnumName(errorCodes, int64(*code)))
 	}
 }
 
@@ -492,3 +492,12 @@ func order(r *Row) int {
 	}
 	return 0
 }
+
+// The tables the change log names values with.
+var (
+	resourceTypes  = dissect.EnumNamed("ResourceType")
+	patternTypes   = dissect.EnumNamed("PatternType")
+	aclOperations  = dissect.EnumNamed("AclOperation")
+	aclPermissions = dissect.EnumNamed("AclPermissionType")
+	errorCodes     = dissect.EnumNamed("ErrorCode")
+)

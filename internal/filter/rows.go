@@ -55,7 +55,7 @@ var rowSchema = sync.OnceValue(func() *schema {
 var errorNames = sync.OnceValue(func() []string {
 	var out []string
 	for v := int64(-1); v < 4096; v++ {
-		if n, ok := dissect.ErrorCode.Lookup(v); ok {
+		if n, ok := errorCodes.Lookup(v); ok {
 			out = append(out, n)
 		}
 	}
@@ -65,7 +65,7 @@ var errorNames = sync.OnceValue(func() []string {
 
 func errorCodeByName(s string) (int64, bool) {
 	for v := int64(-1); v < 4096; v++ {
-		if n, ok := dissect.ErrorCode.Lookup(v); ok && n == s {
+		if n, ok := errorCodes.Lookup(v); ok && n == s {
 			return v, true
 		}
 	}
@@ -149,7 +149,7 @@ func jsonValue(key string, v any, t types) (Value, bool) {
 		if n, err := v.Int64(); err == nil {
 			name := ""
 			if key == "error_code" {
-				name, _ = dissect.ErrorCode.Lookup(n)
+				name, _ = errorCodes.Lookup(n)
 			}
 			return Int(n, name), true
 		}
@@ -170,3 +170,6 @@ func jsonValue(key string, v any, t types) (Value, bool) {
 	}
 	return Value{}, false
 }
+
+// errorCodes is Kafka's table of error names.
+var errorCodes = dissect.EnumNamed("ErrorCode")

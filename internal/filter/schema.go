@@ -287,12 +287,8 @@ func distance(a, b string) int {
 // (WRTIE is no value of any field; WRITE may be).
 var enumNames = sync.OnceValue(func() []string {
 	seen := map[string]bool{}
-	tables := []*dissect.Enum{dissect.ErrorCode}
-	for _, e := range dissect.Enums {
-		tables = append(tables, e)
-	}
-	for _, e := range tables {
-		for v := e.First; v < e.First+4096; v++ {
+	for _, e := range dissect.EnumTables() {
+		for v := e.First(); v < e.First()+4096; v++ {
 			if n, ok := e.Lookup(v); ok {
 				seen[n] = true
 			}

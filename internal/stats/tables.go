@@ -173,7 +173,7 @@ func (s *errorCounts) record(r *capture.Record) {
 		row := s.m[k]
 		if row == nil {
 			row = &errRow{}
-			if name, ok := dissect.ErrorCode.Lookup(n.Int); ok {
+			if name, ok := errorCodes.Lookup(n.Int); ok {
 				row.name = name
 			}
 			s.m[k] = row
@@ -384,3 +384,6 @@ func (s *conns) rows() [][]cell {
 	}
 	return out
 }
+
+// errorCodes is Kafka's table of error names.
+var errorCodes = dissect.EnumNamed("ErrorCode")

@@ -2,7 +2,7 @@ package main
 
 import "strings"
 
-// enumRules name the table (dissect.Enums) of an integer or string field, by the API
+// enumRules name the table (dissect.EnumNamed) of an integer or string field, by the API
 // (its name without Request/Response; "" for every API) and the field's
 // name. Kafka keeps these tables in Java, or in the prose of a field's
 // description; they belong to the field, not to its name alone:
