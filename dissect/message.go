@@ -85,9 +85,8 @@ func (r *Registry) AddSASL() *Registry {
 }
 
 // Builtin is the shared registry of the definitions compiled into
-// kdissect: CreateAcls and DeleteAcls (v0-3), SaslHandshake (v0-1) and
-// SaslAuthenticate (v0-2), requests and responses. Do not
-// add to it; use NewRegistry for that.
+// kdissect: every request and response of API keys 0-92 at every version
+// Kafka defined. Do not add to it; use NewRegistry for that.
 func Builtin() *Registry { return builtin() }
 
 // NewRegistry returns a registry holding the built-in definitions, ready
