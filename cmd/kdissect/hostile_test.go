@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -333,16 +334,30 @@ func TestHostileKeyLogProcessSubstitution(t *testing.T) {
 		t.Fatal(err)
 	}
 	// run gives stdout, stderr and the most memory the process held (bash
-	// execs kdissect, or waits for it: the figure is kdissect's).
+	// execs kdissect, or waits for it: the figure is kdissect's). Linux
+	// keeps a process's peak across fork and exec, so a child forked from
+	// this test would start at the test's own peak (large under -race):
+	// /usr/bin/time forks bash from its own small process and reports
+	// that child's peak alone.
+	timeBin, err := exec.LookPath("/usr/bin/time")
+	if err != nil {
+		t.Fatal("/usr/bin/time (Debian's time package, which .ci/run installs) measures kdissect's peak memory here")
+	}
 	run := func(script string) (string, string, int64) {
 		t.Helper()
-		cmd := exec.Command(bash, "-c", script, "bash", bin, keys, shippedTLS+".pcap")
+		peak := filepath.Join(t.TempDir(), "peak")
+		cmd := exec.Command(timeBin, "-f", "%M", "-o", peak, bash, "-c", script, "bash", bin, keys, shippedTLS+".pcap")
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("%s: %v: %s", script, err, errb.String())
 		}
-		return out.String(), errb.String(), cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+		raw, err := os.ReadFile(peak)
+		kib, perr := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
+		if err != nil || perr != nil {
+			t.Fatalf("%s: no peak memory from /usr/bin/time: %v %v %q", script, err, perr, raw)
+		}
+		return out.String(), errb.String(), kib << 10
 	}
 	fileOut, fileErr, _ := run(`"$1" --json --tls-keylog "$2" "$3"`)
 	// Skipped: the NULs, the long line, the 1,000 bad secrets and the last
