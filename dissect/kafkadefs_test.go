@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/jsonc"
 )
 
 // The definitions in defs/ and the headers of frame.go are checked, version
@@ -162,7 +164,7 @@ type defFacts struct {
 // readDefFacts reads a definition in Kafka's format, // comments allowed.
 func readDefFacts(src []byte) (defFacts, error) {
 	var d defFacts
-	dec := json.NewDecoder(bytes.NewReader(stripComments(src)))
+	dec := json.NewDecoder(bytes.NewReader(jsonc.Strip(src)))
 	dec.DisallowUnknownFields() // a facts file holds nothing it is not checked for
 	if err := dec.Decode(&d.jd); err != nil {
 		return d, err
@@ -352,7 +354,7 @@ func TestFactsAreKafkas(t *testing.T) {
 // facts leave out (about, entityType, ...) and a tag written as a string.
 func readKafkaFile(src []byte) (defFacts, error) {
 	var loose map[string]any
-	if err := json.Unmarshal(stripComments(src), &loose); err != nil {
+	if err := json.Unmarshal(jsonc.Strip(src), &loose); err != nil {
 		return defFacts{}, err
 	}
 	keep := map[string]bool{"apiKey": true, "type": true, "name": true, "validVersions": true,
@@ -602,7 +604,7 @@ func TestDescriptionsAreOurs(t *testing.T) {
 	norm := func(s string) string { return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), ".") }
 	abouts := func(src []byte) []string {
 		var loose map[string]any
-		if err := json.Unmarshal(stripComments(src), &loose); err != nil {
+		if err := json.Unmarshal(jsonc.Strip(src), &loose); err != nil {
 			t.Fatal(err)
 		}
 		var out []string

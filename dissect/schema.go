@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/kdissect/kdissect/internal/jsonc"
 )
 
 // Versions is an inclusive range of API versions, parsed from Kafka's
@@ -209,7 +211,7 @@ func parseDef(src []byte) (*Def, error) {
 		// encoding/json reads what the scanner does not, and says what is
 		// wrong with it.
 		jd = jsonDef{}
-		dec := json.NewDecoder(bytes.NewReader(stripComments(src)))
+		dec := json.NewDecoder(bytes.NewReader(jsonc.Strip(src)))
 		if err := dec.Decode(&jd); err != nil {
 			return nil, fmt.Errorf("not a Kafka message definition: %v", err)
 		}
@@ -357,34 +359,6 @@ func (b *builder) field(jf jsonField) (*Field, error) {
 	}
 	f.Fields, err = b.fields(typ, sub)
 	return f, err
-}
-
-// stripComments blanks // comments outside strings, keeping offsets so
-// that JSON errors still point at the right place.
-func stripComments(src []byte) []byte {
-	out := bytes.Clone(src)
-	inStr, esc := false, false
-	for i := 0; i < len(out); i++ {
-		c := out[i]
-		switch {
-		case inStr:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == '/' && i+1 < len(out) && out[i+1] == '/':
-			for ; i < len(out) && out[i] != '\n'; i++ {
-				out[i] = ' '
-			}
-		}
-	}
-	return out
 }
 
 // indexNames are the names of the first elements of an array: a decode

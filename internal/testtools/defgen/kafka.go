@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -10,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kdissect/kdissect/internal/jsonc"
 )
 
 // field and def hold a message definition in the shape of Kafka's JSON:
@@ -72,7 +73,7 @@ func readLayer(dir, layer string) (map[string]*def, error) {
 		var d def
 		// Unknown attributes (about, entityType, mapKey, ...) are dropped:
 		// only the wire facts are carried over.
-		if err := json.Unmarshal(stripComments(src), &d); err != nil {
+		if err := json.Unmarshal(jsonc.Strip(src), &d); err != nil {
 			return nil, fmt.Errorf("%s: %v", f, err)
 		}
 		d.file, d.layer = filepath.Base(f), layer
@@ -90,33 +91,6 @@ func clearAbout(fs []*field) {
 		f.About = ""
 		clearAbout(f.Fields)
 	}
-}
-
-// stripComments blanks // comments outside strings.
-func stripComments(src []byte) []byte {
-	out := bytes.Clone(src)
-	inStr, esc := false, false
-	for i := 0; i < len(out); i++ {
-		c := out[i]
-		switch {
-		case inStr:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == '/' && i+1 < len(out) && out[i+1] == '/':
-			for ; i < len(out) && out[i] != '\n'; i++ {
-				out[i] = ' '
-			}
-		}
-	}
-	return out
 }
 
 // vrange is an inclusive version range; lo > hi is none.
