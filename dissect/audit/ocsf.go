@@ -42,16 +42,7 @@ func apiName(r *Row) string {
 }
 
 // WriteOCSF writes one OCSF API Activity event a row (NDJSON).
-func WriteOCSF(w io.Writer, rows []Row) error {
-	var b []byte
-	for i := range rows {
-		b = appendOCSF(b[:0], &rows[i])
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func WriteOCSF(w io.Writer, rows []Row) error { return writeLines(w, rows, appendOCSF) }
 
 func appendOCSF(b []byte, r *Row) []byte {
 	act, actName := ocsfActivity(r.Action)

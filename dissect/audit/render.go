@@ -19,10 +19,13 @@ import (
 // WriteJSON writes one JSON object a row (NDJSON), with the keys of the
 // README's contract in that order; rows from Effect add "effect". Wire text
 // is kept as sent, JSON-escaped (invalid UTF-8 becomes U+FFFD).
-func WriteJSON(w io.Writer, rows []Row) error {
+func WriteJSON(w io.Writer, rows []Row) error { return writeLines(w, rows, appendRowJSON) }
+
+// writeLines writes each row as the line appendLine makes of it.
+func writeLines(w io.Writer, rows []Row, appendLine func([]byte, *Row) []byte) error {
 	var b []byte
 	for i := range rows {
-		b = appendRowJSON(b[:0], &rows[i])
+		b = appendLine(b[:0], &rows[i])
 		if _, err := w.Write(b); err != nil {
 			return err
 		}
