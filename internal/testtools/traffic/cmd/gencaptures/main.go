@@ -65,7 +65,7 @@ func main() {
 	flag.StringVar(&o.only, "only", "", "comma separated scenarios to run (default all: "+strings.Join(traffic.Names(), ",")+")")
 	flag.BoolVar(&o.keep, "keep-unfiltered", false, "keep packets of other ports in the pcap (default: drop every packet not to or from the broker port)")
 	flag.StringVar(&o.synth, "synth", "", "write synthesized TLS/SASL captures instead: comma separated scenarios, \"shipped\" ("+
-		strings.Join(traffic.ShippedSecureNames(), ",")+") or \"all\" ("+strings.Join(traffic.SecureNames(), ",")+")")
+		strings.Join(traffic.ShippedSecureNames(), ",")+") or \"all\" ("+strings.Join(traffic.SecureNames(), ",")+"); "+traffic.ScenarioRecords+": the records of every codec")
 	flag.Parse()
 	run := run
 	if o.synth != "" {
@@ -297,6 +297,14 @@ func runSynth(o options) error {
 		names = strings.Split(o.synth, ",")
 	}
 	for _, n := range names {
+		if n == traffic.ScenarioRecords {
+			pcapPath, exp, err := traffic.BuildRecordsCapture(o.out)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%s: %s, %d records produced, %d consumed, %d legacy messages\n", n, pcapPath, len(exp.Produced), len(exp.Consumed), len(exp.Legacy))
+			continue
+		}
 		pcapPath, keylogPath, side, err := traffic.BuildTLSCapture(o.out, n)
 		if err != nil {
 			return err
