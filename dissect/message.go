@@ -85,8 +85,8 @@ func (r *Registry) AddSASL() *Registry {
 }
 
 // Builtin is the shared registry of the definitions compiled into
-// kdissect: every request and response of API keys 0-92 at every version
-// Kafka defined. Do not add to it; use NewRegistry for that.
+// kdissect: every request and response of API keys 0-94 at every version
+// Kafka defined (93 and 94 as franz-go's kmsg lays them out). Do not add to it; use NewRegistry for that.
 func Builtin() *Registry { return builtin() }
 
 // NewRegistry returns a registry holding the built-in definitions, ready

@@ -405,7 +405,7 @@ func TestKmsgOracle(t *testing.T) {
 				m := reg.Decode(frame, o)
 				switch {
 				case def == nil:
-					// No Kafka definition in reach (93, 94): the body is opaque.
+					// An API key without a definition: the body is opaque.
 					if m.Tree.Child("body") == nil {
 						t.Errorf("%s: no definition, yet the body is dissected", name)
 					}

@@ -3,7 +3,9 @@
 // from Kafka's own JSON message definitions, in the three layers of
 // ../shared/kafka-messages: the current files decide the versions they
 // define, the files from before Kafka 4.0 the versions it removed, and
-// the supplement the versions newer than both.
+// the supplement the versions newer than both. A fourth layer, kmsg/ here,
+// holds the APIs no Kafka file in reach defines at all (93, 94), their
+// layout read from franz-go's kmsg.
 //
 // Only wire facts are carried over: names, types, versions, nullable,
 // tagged and flexible versions, tags, defaults, common structs. The field
@@ -27,11 +29,17 @@ import (
 	"strings"
 )
 
-// Layers, newest first: the first that defines a version decides it.
-var layers = []struct{ dir, commit, why string }{
-	{"supplement", "", "versions newer than 8b119e51, their layout read from franz-go's kmsg"},
-	{"8b119e51", "8b119e5105906a66cc99264527670c88b07c7a10", "apache/kafka trunk of 2025-11-21"},
-	{"1eb76443", "1eb7644349cb07139d6a3c1ad1986979647cac99", "apache/kafka trunk of 2024-10-25, before Kafka 4.0 removed old versions"},
+// Layers, newest first: the first that defines a version decides it. A
+// layer that is ours lives in this folder, not with Kafka's files: those
+// are read-only facts shared with others.
+var layers = []struct {
+	dir, commit, why string
+	ours             bool
+}{
+	{"kmsg", "", "APIs no Kafka file in reach defines, their layout read from franz-go's kmsg", true},
+	{"supplement", "", "versions newer than 8b119e51, their layout read from franz-go's kmsg", false},
+	{"8b119e51", "8b119e5105906a66cc99264527670c88b07c7a10", "apache/kafka trunk of 2025-11-21", false},
+	{"1eb76443", "1eb7644349cb07139d6a3c1ad1986979647cac99", "apache/kafka trunk of 2024-10-25, before Kafka 4.0 removed old versions", false},
 }
 
 // handWritten definitions keep their own text; defgen does not touch them.
@@ -67,7 +75,11 @@ func main() {
 func run(root, kafka string, list, review bool) error {
 	byLayer := map[string]map[string]*def{}
 	for _, l := range layers {
-		m, err := readLayer(kafka, l.dir)
+		base := kafka
+		if l.ours {
+			base = filepath.Join(root, "internal", "testtools", "defgen")
+		}
+		m, err := readLayer(base, l.dir)
 		if err != nil {
 			return err
 		}
@@ -89,6 +101,13 @@ func run(root, kafka string, list, review bool) error {
 		return out
 	}
 	sup, cur, old := defsOf("supplement"), defsOf("8b119e51"), defsOf("1eb76443")
+	// An API only kmsg knows is a current file of its own.
+	for k, d := range defsOf("kmsg") {
+		if cur[k] != nil || old[k] != nil || sup[k] != nil {
+			return fmt.Errorf("%s: the kmsg layer is for APIs no other layer defines", d.Name)
+		}
+		cur[k] = d
+	}
 	keys := map[msgKey]bool{}
 	for k := range cur {
 		keys[k] = true
@@ -205,7 +224,11 @@ func renderDef(d *def) []byte {
 // comments: the facts TestDefsMatchKafka compares ours with.
 func renderFacts(d *def, layer, commit, why string) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "// Facts of Kafka's clients/src/main/resources/common/message/%s\n", d.file)
+	if layer == "kmsg" {
+		fmt.Fprintf(&b, "// Facts of %s, which no Kafka file in reach defines\n", d.Name)
+	} else {
+		fmt.Fprintf(&b, "// Facts of Kafka's clients/src/main/resources/common/message/%s\n", d.file)
+	}
 	if commit != "" {
 		fmt.Fprintf(&b, "// at apache/kafka %s (%s):\n", commit, why)
 	} else {
