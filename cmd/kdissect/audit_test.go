@@ -73,6 +73,9 @@ type jsonMessage struct {
 	CorrelationID int32     `json:"correlation_id"`
 	LatencyUs     *int64    `json:"latency_us"`
 	Tree          *jsonNode `json:"tree"`
+	// ClientSoftware is the main command's client_software, which an
+	// audit row of the same connection repeats.
+	ClientSoftware any `json:"client_software"`
 }
 
 func loadAuditCase(t *testing.T, name string) (*traffic.ExpectFile, map[string]jsonMessage, string) {
@@ -165,7 +168,7 @@ func expectedRows(t *testing.T, sc *traffic.ExpectFile, msgs map[string]jsonMess
 				"client_id": clientID, "api_version": float64(ex.Version), "correlation_id": float64(ex.CorrelationID),
 				"error_code": nil, "error_name": nil, "error_message": nil, "filter_index": nil,
 				"latency_us": float64(*resp.LatencyUs), "request_index": float64(req.Index), "response_index": float64(resp.Index),
-				"kind": "acl", "target": nil,
+				"kind": "acl", "target": nil, "client_software": req.ClientSoftware,
 			}
 		}
 		outcome := func(r map[string]any, code int16, msg *string) {
@@ -335,6 +338,9 @@ func TestAuditCSVMatchesJSON(t *testing.T) {
 			v := r[col]
 			if b, ok := strings.CutPrefix(col, "binding_"); ok {
 				v = r["binding"].(map[string]any)[b]
+			}
+			if b, ok := strings.CutPrefix(col, "client_software_"); ok {
+				v = r["client_software"].(map[string]any)[b]
 			}
 			want := ""
 			switch v := v.(type) {
@@ -554,7 +560,7 @@ func TestAuditNoResponse(t *testing.T) {
 			"principal": "User:alice", "host": "*", "operation": "WRITE", "permission": "ALLOW"},
 		"result": "no_response", "error_code": nil, "error_name": nil, "error_message": nil, "filter_index": nil,
 		"latency_us": nil, "request_index": float64(req.Index), "response_index": nil,
-		"kind": "acl", "target": nil,
+		"kind": "acl", "target": nil, "client_software": req.ClientSoftware,
 	}
 	if !reflect.DeepEqual(rows[0], want) {
 		gj, _ := json.Marshal(rows[0])

@@ -76,6 +76,9 @@ type Meta struct {
 	// redacted (--show-secrets). It is here because what a row keeps is
 	// decided when the message is read.
 	ShowSecrets bool
+	// Software is what the connection's ApiVersions v3+ request said the
+	// client is (Exchange.Software), nil before one or without one.
+	Software *dissect.ClientSoftware
 }
 
 // Binding is an ACL binding, or a DeleteAcls filter. Enums are Kafka's
@@ -173,6 +176,9 @@ type Row struct {
 	ValidateOnly bool
 	// Effect is "added" or "removed" on the rows Effect returns, else "".
 	Effect string
+	// Software is the client software of the request's connection (the
+	// response's when the request was not read), nil when unknown.
+	Software *dissect.ClientSoftware
 }
 
 // Failed reports whether the broker refused the change.
@@ -356,6 +362,23 @@ func EnumName(e *dissect.Enum, v int64) string {
 // response was captured: the request's bindings are rows with result
 // no_response.
 func Rows(req *Request, resp *Response) []Row {
+	rows := rowsOf(req, resp)
+	// Stamped here rather than by each kind's builder: every row of an
+	// exchange is by the same connection.
+	var sw *dissect.ClientSoftware
+	switch {
+	case req != nil:
+		sw = req.Software
+	case resp != nil:
+		sw = resp.Software
+	}
+	for i := range rows {
+		rows[i].Software = sw
+	}
+	return rows
+}
+
+func rowsOf(req *Request, resp *Response) []Row {
 	switch {
 	case req == nil && resp == nil:
 		return nil

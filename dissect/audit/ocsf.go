@@ -130,6 +130,11 @@ func appendOCSF(b []byte, r *Row) []byte {
 	b = strconv.AppendBool(b, r.Inferred)
 	b = append(b, `,"validate_only":`...)
 	b = strconv.AppendBool(b, r.ValidateOnly)
+	// OCSF 1.x has no place for a client library's name and version
+	// outside http_request.user_agent (HTTP's), and actor.app_name holds
+	// the client id already: unmapped, as the row's JSON has it.
+	b = append(b, `,"client_software":`...)
+	b = appendSoftwareJSON(b, r.Software)
 	if r.Effect != "" {
 		b = append(b, `,"effect":"`...)
 		b = append(b, r.Effect...)

@@ -79,6 +79,8 @@ func appendRowJSON(b []byte, r *Row) []byte {
 	b = append(b, r.kind()...)
 	b = append(b, `","target":`...)
 	b = appendTargetJSON(b, r)
+	b = append(b, `,"client_software":`...)
+	b = appendSoftwareJSON(b, r.Software)
 	if r.Inferred {
 		b = append(b, `,"inferred":true`...)
 	}
@@ -91,6 +93,19 @@ func appendRowJSON(b []byte, r *Row) []byte {
 		b = append(b, '"')
 	}
 	return append(b, "}\n"...)
+}
+
+// appendSoftwareJSON writes the client software as the main command's
+// NDJSON does: {"name", "version"}, or null.
+func appendSoftwareJSON(b []byte, sw *dissect.ClientSoftware) []byte {
+	if sw == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"name":`...)
+	b = dissect.AppendJSONString(b, sw.Name)
+	b = append(b, `,"version":`...)
+	b = dissect.AppendJSONString(b, sw.Version)
+	return append(b, '}')
 }
 
 func appendBindingJSON(b []byte, bd *Binding) []byte {
@@ -235,6 +250,7 @@ var CSVHeader = []string{
 	"target_user", "target_mechanism", "target_iterations",
 	"target_owner", "target_renewers", "target_max_lifetime_ms", "target_renew_period_ms", "target_expiry_period_ms", "target_token_id",
 	"target_entity", "target_resource_type", "target_resource_name", "target_key", "target_value",
+	"client_software_name", "client_software_version",
 }
 
 // CSVOptions shape WriteCSV's output.
@@ -294,6 +310,11 @@ func writeCSVRows(cw *csv.Writer, rows []Row, opt CSVOptions) error {
 			num(r.LatencyUs), num(r.RequestIndex), num(r.ResponseIndex),
 			string(r.kind()), flag(r.Inferred), flag(r.ValidateOnly))
 		rec = appendTargetCSV(rec, r, text)
+		var swName, swVersion *string
+		if r.Software != nil {
+			swName, swVersion = &r.Software.Name, &r.Software.Version
+		}
+		rec = append(rec, text(swName), text(swVersion))
 		if opt.Effect {
 			rec = append(rec, r.Effect)
 		}

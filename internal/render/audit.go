@@ -87,7 +87,7 @@ func (a *Audit) Record(r *capture.Record) {
 	}
 	m, x := r.Message, &r.Exchange
 	meta := audit.Meta{Index: x.Index, Time: r.Time, Client: r.Flow.Src, Broker: r.Flow.Dst,
-		Inferred: x.Inferred, ShowSecrets: a.o.ShowSecrets}
+		Inferred: x.Inferred, ShowSecrets: a.o.ShowSecrets, Software: x.Software}
 	if m.Direction == dissect.Response {
 		meta.Client, meta.Broker = r.Flow.Dst, r.Flow.Src
 		meta.Latency, meta.HasLatency = x.Latency, x.HasLatency
