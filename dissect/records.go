@@ -269,6 +269,10 @@ func (w *recWalk) batch(i, end int) bool {
 		count = 0
 	}
 	d.cat = CatRecord
+	if d.opts.BatchHeaders {
+		w.skipRecords(codec, stop, count)
+		return !cut
+	}
 	if codec == codecNone {
 		rn, rmark := w.open("records", "[]Record", KindArray)
 		rn.Doc = docRecords
@@ -280,6 +284,29 @@ func (w *recWalk) batch(i, end int) bool {
 	w.compressedRecords(codec, stop, count, control, cut)
 	return !cut
 }
+
+// skipRecords passes over a batch's records, from the cursor to stop, as
+// one node counting the header's record_count (Options.BatchHeaders).
+func (w *recWalk) skipRecords(codec, stop int, count int64) {
+	d := w.d
+	rn := w.node("records", "[]Record", KindArray)
+	rn.Doc = docRecords
+	rn.Int = count
+	rn.Size = stop - d.off
+	rn.note = skippedNotes[min(codec, len(skippedNotes)-1)]
+	d.off = stop
+}
+
+// skippedNotes are made once: BatchHeaders runs for every batch of a
+// busy capture.
+var skippedNotes = func() []string {
+	out := make([]string, codecZstd+2)
+	for c := range out {
+		out[c] = codecName(c) + ", not dissected: batch headers only"
+	}
+	out[codecZstd+1] = "compressed with an unknown codec, not dissected: batch headers only"
+	return out
+}()
 
 // compressedRecords decodes the compressed records of a batch, from the
 // cursor to stop, in a source of their own.
@@ -618,7 +645,11 @@ func (w *recWalk) message(i, end int, wrapper int8) bool {
 	}
 	if codec != codecNone {
 		vn.Category = CatRecordBatch // compressed messages, not a record's value
-		if !vn.Null {
+		switch {
+		case vn.Null:
+		case d.opts.BatchHeaders:
+			vn.Doc, vn.note = docWrapped, codecName(codec)+", not decompressed: batch headers only"
+		default:
 			w.wrapped(vn, int8(magic), codec)
 		}
 	}

@@ -38,6 +38,11 @@ type Options struct {
 	// together get MaxDecompressedFactor times as many. A batch beyond
 	// the cap is a problem at its offset, its records not dissected.
 	MaxDecompressed int
+	// BatchHeaders decodes records only as far as their batch headers
+	// (record count, codec, producer, CRC checked), for a view that shows
+	// no record: no batch is decompressed and no record dissected; a
+	// MessageSet wrapper's compressed value stays bytes.
+	BatchHeaders bool
 }
 
 // redaction says how a node's value is hidden from renderings.

@@ -122,6 +122,8 @@ type Session[M any] struct {
 	ShowSecrets bool
 	// MaxDecompressed is Options.MaxDecompressed for the messages handed out.
 	MaxDecompressed int
+	// BatchHeaders is Options.BatchHeaders for the messages handed out.
+	BatchHeaders bool
 
 	reg   *Registry
 	dec   *Decoder // hands out each message before the next is decoded
@@ -557,7 +559,7 @@ func (s *Session[M]) emit(e *entry[M]) {
 		}
 	default:
 		x := e.x
-		e.opts.MaxDecompressed = s.MaxDecompressed
+		e.opts.MaxDecompressed, e.opts.BatchHeaders = s.MaxDecompressed, s.BatchHeaders
 		x.Options = e.opts
 		s.sink.Message(e.meta, x, s.dec.Decode(e.frame, e.opts))
 	}

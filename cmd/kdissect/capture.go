@@ -164,6 +164,10 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	case *summary:
 		form = render.Summary
 	}
+	// One line a message, or statistics alone, show no record: batches are
+	// not decompressed for them (their CRCs still are checked), unless the
+	// filter reads body fields, records' among them.
+	r.BatchHeadersOnly((*summary || *quiet) && !flt.NeedsBody())
 	p := render.NewPrinter(stdout, form, *hexDump, r.Live())
 	res, err := in.read(r, filter.Listener(flt, st.Listener(p, *quiet)))
 	if ferr := errors.Join(p.Flush(), st.Write(stdout, *asJSON)); ferr != nil && err == nil && !isBrokenPipe(ferr) {

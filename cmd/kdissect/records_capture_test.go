@@ -1,12 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 	"github.com/kdissect/kdissect/internal/testtools/traffic"
 )
 
@@ -203,4 +211,55 @@ func expectText(r traffic.RecordJSON, topic string, offsets bool) string {
 
 func legacyText(topic string, m, _ *jsonNode) string {
 	return fmt.Sprintf("%s ts=%d key=%s value=%s codec=%s", topic, num(m.find("timestamp")), nodeHex(m.find("key")), nodeHex(m.find("value")), m.Name)
+}
+
+// TestSummaryDecompressesNothing: --summary shows no record, so it
+// decompresses no batch. A zstd batch that decompresses past
+// --max-decompressed is malformed data for --json (exit 2) and not for
+// --summary, which never inflates it; a -Y on a record field decodes the
+// records again, bomb included.
+func TestSummaryDecompressesNothing(t *testing.T) {
+	var raw []byte
+	for i := range 2 {
+		r := kmsg.Record{OffsetDelta: int32(i), Value: make([]byte, 4<<20)}
+		body := r.AppendTo(nil)[1:]
+		raw = append(append(raw, kbin.AppendVarint(nil, int32(len(body)))...), body...)
+	}
+	var z bytes.Buffer
+	w, _ := zstd.NewWriter(&z)
+	w.Write(raw)
+	w.Close()
+	b := kmsg.RecordBatch{Magic: 2, Attributes: 4, PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
+		NumRecords: 2, LastOffsetDelta: 1, Records: z.Bytes()}
+	b.Length = int32(49 + z.Len())
+	batch := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(batch[17:], crc32.Checksum(batch[21:], crc32.MakeTable(crc32.Castagnoli)))
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 9
+	req.Acks = 1
+	tp := kmsg.NewProduceRequestTopic()
+	tp.Topic = "orders"
+	p := kmsg.NewProduceRequestTopicPartition()
+	p.Records = batch
+	tp.Partitions = append(tp.Partitions, p)
+	req.Topics = append(req.Topics, tp)
+	pc := newPcap(t)
+	c := openConn(pc, 50600, 9092)
+	c.Send(true, testkit.KmsgRequest(req, 7, testkit.Ptr("producer")))
+	file := pc.File(t)
+
+	const limit = "--max-decompressed=1048576"
+	if _, stderr, code := runCLI(t, "", "--json", "--all", limit, file); code != exitMalformed {
+		t.Errorf("--json: exit %d, want %d (the bomb): %s", code, exitMalformed, stderr)
+	}
+	out, stderr, code := runCLI(t, "", "--summary", "--all", limit, file)
+	if code != exitOK || strings.Contains(out, "malformed") || !strings.Contains(out, "Produce v9 request") {
+		t.Errorf("--summary: exit %d: %s%s", code, out, stderr)
+	}
+	if _, _, code := runCLI(t, "", "-q", "-z", "apis", "--all", limit, file); code != exitOK {
+		t.Errorf("-q -z apis: exit %d, want 0", code)
+	}
+	if _, _, code := runCLI(t, "", "--summary", "--all", "-Y", "record_count == 2", limit, file); code != exitMalformed {
+		t.Errorf("--summary -Y on a record field: exit %d, want %d", code, exitMalformed)
+	}
 }

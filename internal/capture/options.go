@@ -53,6 +53,9 @@ type Options struct {
 	// MaxDecompressed caps what one record batch decompresses to
 	// (dissect.Options.MaxDecompressed; 0 its default).
 	MaxDecompressed int
+	// BatchHeaders decodes records only as far as their batch headers
+	// (dissect.Options.BatchHeaders): for views that show no record.
+	BatchHeaders bool
 }
 
 // DefaultOptions are the command line's defaults.

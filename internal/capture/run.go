@@ -151,6 +151,10 @@ func (r *Run) Registry() *dissect.Registry { return r.reg }
 // how far the reading got.
 func (r *Run) OnProgress(f func(done, total int64)) { r.opts.Progress = f }
 
+// BatchHeadersOnly sets Options.BatchHeaders: a view that learns only
+// after Open (its filter needs the registry) that it shows no record.
+func (r *Run) BatchHeadersOnly(on bool) { r.opts.BatchHeaders = on }
+
 // Live says whether the run captures from an interface.
 func (r *Run) Live() bool { return r.opts.Iface != "" }
 
