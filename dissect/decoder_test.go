@@ -55,11 +55,11 @@ func TestDecoderSteadyStateAllocations(t *testing.T) {
 // A capture that skips the body of an API it is not showing in full hands
 // over only the head of the frame: that is not a truncated frame.
 func TestHeadOnlyDecodes(t *testing.T) {
-	// A request of an API kdissect has no definition for (93), 10,000
+	// A request of an API without a definition (93, taken out), 10,000
 	// bytes of which the first 40 were kept.
 	frame := make([]byte, 4+10000)
 	copy(frame, []byte{0, 0, 0x27, 0x10, 0, 93, 0, 0, 0, 0, 0, 5, 0, 3, 'c', 'l', 'i', 0})
-	x := Builtin().NewDecoder()
+	x := undefined93().NewDecoder()
 	m := x.Decode(frame[:40], Options{Head: true})
 	if len(m.Problems) != 0 || m.Tree.Size != len(frame) {
 		t.Fatalf("problems %v, root size %d", m.Problems, m.Tree.Size)
