@@ -409,6 +409,9 @@ func checkShape(m *Message, frame []byte, strict bool) error {
 			// The section's own bytes are its count; one child per field follows.
 			at += uvarintLen(uint32(n.Int))
 		}
+		if n.Kind == KindBytes && n.Bytes != nil && len(n.Children) > 0 && n.Children[0].Source == n.Source {
+			at += n.Size - len(n.Bytes) // the length prefix: what the bytes carry follows it
+		}
 		inner := 0 // the end of the previous child in another source
 		for _, c := range n.Children {
 			if c.Source != n.Source {

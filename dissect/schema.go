@@ -129,6 +129,9 @@ type Field struct {
 	// config marks a struct holding a config entry (Name, Value): its
 	// value is redacted when the name or the entry says it is sensitive.
 	config bool
+	// embedded marks bytes that may carry a structure of their own: the
+	// consumer protocol of JoinGroup and SyncGroup.
+	embedded embedded
 
 	kind kind
 	// elemNames are the names of an array's first elements, made when
@@ -254,6 +257,7 @@ func parseDef(src []byte) (*Def, error) {
 		// Marked by name, like enums, so that a definition loaded with
 		// --schema-dir keeps its secrets hidden too.
 		markSecrets(d)
+		markEmbedded(d)
 	}
 	return d, err
 }

@@ -122,6 +122,8 @@ func (d *decoder) prefixed(f *Field, str bool, name, typ string) *Node {
 					d.saslToken(n, d.m.Direction)
 				case f.secret:
 					d.hide(n, redactSecret)
+				case f.embedded != embedNone:
+					d.embedded(n, f.embedded)
 				}
 			}
 		}
