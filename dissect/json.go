@@ -148,6 +148,12 @@ func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		for i+8 <= len(s) && plainJSON8(s[i:i+8]) {
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' && c < 0x7f {
 			i++
@@ -204,6 +210,23 @@ func AppendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// plainJSON8 reports whether the 8 bytes of s are printable ASCII that a
+// JSON string holds as they are (no control, quote, backslash, DEL or
+// byte past ASCII), testing them at once as one word: most wire text and
+// every name and description of ours is such. A false answer may be
+// wrong (a carry from a byte that does need care); the byte loop decides.
+func plainJSON8(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	below := (x - 0x20*ones) &^ x // a byte below 0x20
+	high := x | (x + ones)        // a byte of 0x7f or more
+	q, b := x^('"'*ones), x^('\\'*ones)
+	quote := (q - ones) &^ q  // a '"' (a zero byte of q)
+	bslash := (b - ones) &^ b // a '\\'
+	return (below|high|quote|bslash)&highs == 0
+}
+
 // jsonEscapesRune reports whether a non-ASCII rune is written as an
 // escape: C1 controls, format characters and U+2028/U+2029. The BMP's
 // format characters sit in a few blocks (U+00AD, U+0600-U+08FF,
@@ -235,24 +258,32 @@ func appendJSONRuneEscape(dst []byte, r rune) []byte {
 	return u(dst, r)
 }
 
+var quoteByte, backslashByte = []byte{'"'}, []byte{'\\'}
+
 // appendJSONDisplay writes n's Display as a JSON string. Display text is
 // already escaped for a terminal (valid UTF-8, no control characters), so
-// only its quotes and backslashes need JSON escapes.
+// only its quotes and backslashes need JSON escapes: the text is written
+// in place and, when it holds any, spread out from its end, so that no
+// display of any length is copied through a buffer of its own.
 func appendJSONDisplay(dst []byte, n *Node) []byte {
 	dst = append(dst, '"')
 	start := len(dst)
 	dst = n.AppendDisplay(dst)
-	if bytes.IndexAny(dst[start:], `"\`) < 0 {
+	extra := bytes.Count(dst[start:], quoteByte) + bytes.Count(dst[start:], backslashByte)
+	if extra == 0 {
 		return append(dst, '"')
 	}
-	var buf [256]byte
-	disp := append(buf[:0], dst[start:]...)
-	dst = dst[:start]
-	for _, c := range disp {
+	end := len(dst)
+	dst = append(dst, make([]byte, extra)...)
+	for i, j := end-1, len(dst)-1; extra > 0; i-- {
+		c := dst[i]
+		dst[j] = c
+		j--
 		if c == '"' || c == '\\' {
-			dst = append(dst, '\\')
+			dst[j] = '\\'
+			j--
+			extra--
 		}
-		dst = append(dst, c)
 	}
 	return append(dst, '"')
 }

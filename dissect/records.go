@@ -1023,12 +1023,33 @@ func appendRecordBytes(b []byte, v []byte) []byte {
 // string when no character needs escaping (printableUTF8 has ruled out
 // the controls).
 func appendQuoteBytes(b, v []byte) []byte {
-	if bytes.IndexByte(v, '"') < 0 && bytes.IndexByte(v, '\\') < 0 {
-		b = append(b, '"')
-		b = append(b, v...)
-		return append(b, '"')
+	// strconv.Quote of printable text escapes only quotes and
+	// backslashes: done here a run at a time, without decoding runes.
+	b = append(b, '"')
+	q, bs := bytes.IndexByte(v, '"'), bytes.IndexByte(v, '\\')
+	for q >= 0 || bs >= 0 {
+		i := q
+		if i < 0 || bs >= 0 && bs < i {
+			i = bs
+		}
+		b = append(b, v[:i]...)
+		b = append(b, '\\', v[i])
+		v = v[i+1:]
+		// The index not used moves with v; the one used is looked for again.
+		if i == q {
+			q = bytes.IndexByte(v, '"')
+			if bs >= 0 {
+				bs -= i + 1
+			}
+		} else {
+			bs = bytes.IndexByte(v, '\\')
+			if q >= 0 {
+				q -= i + 1
+			}
+		}
 	}
-	return strconv.AppendQuote(b, string(v))
+	b = append(b, v...)
+	return append(b, '"')
 }
 
 // appendHexPrefix is the hex form bytes get everywhere: the first 32.
