@@ -124,6 +124,10 @@ type Session[M any] struct {
 	MaxDecompressed int
 	// BatchHeaders is Options.BatchHeaders for the messages handed out.
 	BatchHeaders bool
+	// Skip, when set, is asked before a message is decoded for the sink,
+	// with its exchange and the options it would be decoded with: true
+	// passes it over undecoded (nobody needs it), as if not wanted.
+	Skip func(meta M, x *Exchange, o Options, frame []byte) bool
 
 	reg   *Registry
 	dec   *Decoder // hands out each message before the next is decoded
@@ -561,6 +565,9 @@ func (s *Session[M]) emit(e *entry[M]) {
 		x := e.x
 		e.opts.MaxDecompressed, e.opts.BatchHeaders = s.MaxDecompressed, s.BatchHeaders
 		x.Options = e.opts
+		if s.Skip != nil && s.Skip(e.meta, &x, e.opts, e.frame) {
+			return
+		}
 		s.sink.Message(e.meta, x, s.dec.Decode(e.frame, e.opts))
 	}
 }

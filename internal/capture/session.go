@@ -31,6 +31,11 @@ type session struct {
 	file      string
 	tls       map[uint64]*TLS // decrypted connections
 	rec       Record
+	// need is the listener as a Needer, nil when it is none; reg reads
+	// the headers it is asked about, head is their scratch space.
+	need Needer
+	reg  *dissect.Registry
+	head *head
 }
 
 func newSession(r *Run, l Listener) *session {
@@ -44,6 +49,9 @@ func newSession(r *Run, l Listener) *session {
 	// A live capture hands each message out at once, without waiting for
 	// its response to name it.
 	s.lib.Hold = r.opts.Iface == ""
+	s.need, _ = l.(Needer)
+	s.reg = r.reg
+	s.lib.Skip = s.skip
 	return s
 }
 

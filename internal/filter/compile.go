@@ -24,6 +24,9 @@ type pred func(e *env) bool
 type compiler struct {
 	s    *schema
 	body bool
+	// decoded: a field is read that only the decoded message has (a body
+	// field, or a record field made from the body).
+	decoded bool
 }
 
 func (c *compiler) expr(x expr) (pred, error) {
@@ -92,6 +95,9 @@ func (c *compiler) test(x testExpr) (pred, error) {
 	}
 	if fl.rec == nil {
 		c.body = true
+	}
+	if fl.rec == nil || fromBody(fl.rec.id) {
+		c.decoded = true
 	}
 	if x.op == opExists {
 		if fl.flag() {

@@ -50,6 +50,9 @@ type Filter struct {
 	src  string
 	pred pred
 	body bool
+	// head is the conjunction of the filter's top-level && terms that a
+	// message's header decides (see RejectsHead); nil when none does.
+	head pred
 	envs sync.Pool
 }
 
@@ -93,7 +96,54 @@ func compile(expr string, s *schema) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Filter{src: expr, pred: p, body: c.body}, nil
+	return &Filter{src: expr, pred: p, body: c.body, head: headPred(tree, s)}, nil
+}
+
+// headPred is the conjunction of the top-level && terms of tree that read
+// no field only the decoded message has: when it is false, so is the
+// filter, whatever the body holds. nil when every term needs the body.
+func headPred(tree expr, s *schema) pred {
+	var terms []pred
+	for _, x := range conjuncts(tree, nil) {
+		c := &compiler{s: s}
+		if p, err := c.expr(x); err == nil && !c.decoded {
+			terms = append(terms, p)
+		}
+	}
+	switch len(terms) {
+	case 0:
+		return nil
+	case 1:
+		return terms[0]
+	}
+	return func(e *env) bool {
+		for _, p := range terms {
+			if !p(e) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// conjuncts are the terms of x's top-level && chain (x itself when it is
+// none), appended to out.
+func conjuncts(x expr, out []expr) []expr {
+	if l, ok := x.(logicExpr); ok && l.op == tAnd {
+		return conjuncts(l.r, conjuncts(l.l, out))
+	}
+	return append(out, x)
+}
+
+// fromBody says whether a record field is made from the decoded message
+// rather than its header and exchange: such a term cannot be decided
+// before the body is decoded.
+func fromBody(id fieldID) bool {
+	switch id {
+	case fSummary, fMalformed, fProblemMessage, fProblemOffset, fForwarded:
+		return true
+	}
+	return false
 }
 
 func blank(s string) bool {
@@ -150,6 +200,22 @@ func (f *Filter) Record(r *capture.Record) bool {
 	ok := f.pred(e)
 	f.done(e)
 	return ok
+}
+
+// RejectsHead reports whether a message known by its header alone (the
+// record a capture.Needer is asked about) fails the filter whatever its
+// body holds: a top-level && term that reads neither a body field nor a
+// record field made from the body (summary, malformed, problem.*) is
+// false. False when it cannot tell.
+func (f *Filter) RejectsHead(r *capture.Record) bool {
+	if f == nil || f.head == nil {
+		return false
+	}
+	e := f.env()
+	e.rec = r
+	ok := f.head(e)
+	f.done(e)
+	return !ok
 }
 
 // Match reports whether an item held as Fields matches.
@@ -210,14 +276,35 @@ func accValues(a Fields, name string, dst []Value) []Value {
 }
 
 // Listener passes to next the records f matches; with no filter, next
-// itself.
+// itself. It is a capture.Needer: a message f rejects by its header is
+// not decoded; the others are as next needs them.
 func Listener(f *Filter, next capture.Listener) capture.Listener {
 	if f == nil {
 		return next
 	}
-	return capture.ListenerFunc(func(r *capture.Record) {
-		if f.Record(r) {
-			next.Record(r)
-		}
-	})
+	l := &listener{f: f, next: next}
+	l.need, _ = next.(capture.Needer)
+	return l
+}
+
+type listener struct {
+	f    *Filter
+	next capture.Listener
+	need capture.Needer
+}
+
+func (l *listener) Record(r *capture.Record) {
+	if l.f.Record(r) {
+		l.next.Record(r)
+	}
+}
+
+func (l *listener) Need(r *capture.Record) capture.Need {
+	switch {
+	case l.f.RejectsHead(r):
+		return capture.NeedNothing
+	case l.need != nil:
+		return l.need.Need(r)
+	}
+	return capture.NeedBody
 }
