@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"encoding/hex"
 	"strconv"
 	"testing"
 )
@@ -31,6 +32,18 @@ func TestAppendQuoteBytesIsQuote(t *testing.T) {
 		}
 		if got, want := string(appendQuoteBytes(nil, []byte(s))), strconv.Quote(s); got != want {
 			t.Errorf("%s: got %s, want %s", s, got, want)
+		}
+	}
+}
+
+func TestAppendHexFast(t *testing.T) {
+	v := make([]byte, 600)
+	for i := range v {
+		v[i] = byte(i * 7)
+	}
+	for n := range v {
+		if got, want := string(appendHexFast([]byte("x"), v[:n])), "x"+hex.EncodeToString(v[:n]); got != want {
+			t.Fatalf("%d bytes: %s", n, got)
 		}
 	}
 }
