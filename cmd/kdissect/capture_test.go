@@ -100,7 +100,7 @@ func TestCaptureSummaryMatchesRequestsAndResponses(t *testing.T) {
 func TestCaptureAllAndAPIFilter(t *testing.T) {
 	file := aclCapture(t)
 	out, _, code := runCLI(t, "", "--summary", "--all", file)
-	if code != 0 || !strings.HasPrefix(out, "#1 2026-03-01T12:00:00.003000Z 192.0.2.10:50500 → 192.0.2.1:9092 Metadata v1 request corr=1: client cli (response #2)\n") {
+	if code != 0 || !strings.HasPrefix(out, "#1 2026-03-01T12:00:00.003000Z 192.0.2.10:50500 → 192.0.2.1:9092 Metadata v1 request corr=1: all topics (response #2)\n") {
 		t.Errorf("--all: exit %d\n%s", code, out)
 	}
 	if !regexp.MustCompile(`(?m)^#2 2026-03-01T12:00:00.004000Z 192.0.2.1:9092 → 192.0.2.10:50500 Metadata v1 response corr=1[^\n\[]* \(request #1, 1.000 ms\)$`).MatchString(out) {
