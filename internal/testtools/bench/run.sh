@@ -3,6 +3,7 @@
 #
 #   internal/testtools/bench/run.sh [--sizes "100000000 1000000000"] [--runs 5] [--tshark] [--dir DIR]
 #   internal/testtools/bench/run.sh --tls [--sizes "100000000"] [--runs 5] [--dir DIR]
+#   internal/testtools/bench/run.sh --records [--sizes "1000000000"] [--runs 3] [--tshark] [--dir DIR]
 #
 # Generates the captures once (internal/testtools/bench/gencapture: 200 connections,
 # Produce v9 requests of 1-16 KiB, ~10% CreateAcls/DeleteAcls v3 pairs, a
@@ -14,6 +15,13 @@
 #   filter    kdissect --summary -Y 'api == "CreateAcls"', and --all --summary without and with it
 #   tshark    (with --tshark) the ACL display filter as fields, as the issue gives it
 # and prints a Markdown table: seconds, MB/s and peak RSS (from /usr/bin/time).
+#
+# --records generates Produce/Fetch-heavy captures instead (gencapture
+# -records: Produce v9 requests and Fetch v11 responses of real record
+# batches, ~10% ACL pairs), one of uncompressed batches and one of mixed
+# codecs, and times the bare loop, kdissect --all --json and --all
+# --summary; with --tshark, tshark -T json on the first 20 MB of each
+# (it is ~100x slower), its MB/s to be extrapolated.
 #
 # --tls generates the TLS 1.3 AES-128-GCM version instead
 # (internal/testtools/bench/tlsgen: the capture and its key log) and times
@@ -28,6 +36,7 @@ sizes="100000000 1000000000"
 runs=5
 want_tshark=0
 tls=0
+records=0
 dir=${TMPDIR:-/tmp}/kdissect-bench
 while [ $# -gt 0 ]; do
   case $1 in
@@ -35,6 +44,7 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --tshark) want_tshark=1; shift ;;
     --tls) tls=1; want_tshark=1; shift ;;
+    --records) records=1; shift ;;
     --dir) dir=$2; shift 2 ;;
     *) echo "usage: $0 [--sizes \"BYTES...\"] [--runs N] [--tshark | --tls] [--dir DIR]" >&2; exit 1 ;;
   esac
@@ -86,6 +96,37 @@ if [ $tls = 1 ]; then
       printf "| %s | tshark -o tls.keylog_file, CreateAcls filter | %.2f | %.0f | %.0f |\n", c, T[1], b / 1e6 / T[1], T[2] / 1024
       printf "\nkdissect is %.1fx tshark (targets: >= 500 MB/s, >= 20x, RSS < 100 MB)\n", T[1] / K[1]
     }'
+  done
+  exit 0
+fi
+
+if [ $records = 1 ]; then
+  [ "$sizes" = "100000000 1000000000" ] && sizes=1000000000
+  echo "| capture | pipeline | seconds (median of $runs) | MB/s | peak RSS MiB |"
+  echo "|---|---|---|---|---|"
+  for size in $sizes; do
+    for codecs in none mixed; do
+      file="$dir/bench-records-$codecs-$size.pcap"
+      [ -f "$file" ] || "$dir/gencapture" -o "$file" -size "$size" -records "$codecs"
+      cat "$file" >/dev/null
+      bytes=$(stat -c %s "$file")
+      row() {
+        read -r secs rss <<<"$2"
+        awk -v n="$1" -v s="$secs" -v r="$rss" -v b="${3:-$bytes}" -v c="$((${3:-$bytes} / 1000000)) MB records, $codecs" \
+          'BEGIN { printf "| %s | %s | %.2f | %.0f | %.0f |\n", c, n, s, b / 1e6 / s, r / 1024 }'
+      }
+      row "gopacket bare read+reassemble" "$(measure bare "$file" "$dir/bareloop" "$file")"
+      row "kdissect --all --json" "$(measure json "$file" "$dir/kdissect" --all --json "$file")"
+      row "kdissect --all --summary" "$(measure summary "$file" "$dir/kdissect" --all --summary "$file")"
+      if [ $want_tshark = 1 ]; then
+        small="$dir/bench-records-$codecs-20000000.pcap"
+        [ -f "$small" ] || "$dir/gencapture" -o "$small" -size 20000000 -records "$codecs"
+        saved=$runs; runs=1
+        row "tshark -T json (20 MB file, 1 run)" "$(measure tshark "$small" tshark -r "$small" -d tcp.port==9092,kafka -T json)" "$(stat -c %s "$small")"
+        runs=$saved
+        row "kdissect --all --json (20 MB file)" "$(measure json "$small" "$dir/kdissect" --all --json "$small")" "$(stat -c %s "$small")"
+      fi
+    done
   done
   exit 0
 fi

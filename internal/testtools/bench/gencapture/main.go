@@ -30,8 +30,9 @@ func main() {
 	conns := flag.Int("conns", 200, "client connections")
 	mss := flag.Int("mss", 1448, "largest TCP payload per packet")
 	seed := flag.Uint64("seed", 1, "random seed")
+	records := flag.String("records", "", "instead of random Produce bodies: Produce v9 requests and Fetch v11 responses of real record batches, in equal numbers, with codecs none or mixed (half none, the rest gzip, snappy, lz4, zstd); still ~10% ACL pairs")
 	flag.Parse()
-	if err := generate(*out, *size, *conns, *mss, *seed); err != nil {
+	if err := generate(*out, *size, *conns, *mss, *seed, *records); err != nil {
 		fmt.Fprintln(os.Stderr, "gencapture:", err)
 		os.Exit(1)
 	}
@@ -54,7 +55,7 @@ type gen struct {
 	heldCI  time.Time
 }
 
-func generate(path string, size int64, nconns, mss int, seed uint64) error {
+func generate(path string, size int64, nconns, mss int, seed uint64, records string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -82,12 +83,20 @@ func generate(path string, size int64, nconns, mss int, seed uint64) error {
 	for i := range body {
 		body[i] = byte(g.rng.IntN(256))
 	}
+	var rb *recordBodies
+	if records != "" {
+		if rb, err = newRecordBodies(g.rng, records); err != nil {
+			return err
+		}
+	}
 	for g.written < size {
 		c := cs[g.rng.IntN(len(cs))]
 		c.corr++
 		var req, resp []byte
 		if g.rng.IntN(10) == 0 {
 			req, resp = aclPair(g.rng, c.corr)
+		} else if rb != nil {
+			req, resp = rb.exchange(g.rng, c.corr)
 		} else {
 			n := 1024 + g.rng.IntN(15<<10)
 			req = testkit.Request(0, 9, c.corr, &producerID, true, body[:n])
