@@ -486,10 +486,12 @@ func appendTopics(b []byte, body *Node, head int) []byte {
 }
 
 // recordStats sums what the record batches of records nodes say: records
-// (a v2 batch's record_count, one a MessageSet message), bytes and codecs.
+// (a v2 batch's record_count), legacy MessageSet messages, bytes and
+// codecs. A compressed MessageSet wrapper counts as one message: how many
+// it holds only its decompressed bytes say, which a summary never needs.
 type recordStats struct {
-	records, bytes int64
-	batches        int
+	records, messages, bytes int64
+	batches                  int
 	codecs         uint8 // bit i: codec i seen
 	cut            bool  // a records field the frame ends in
 }
@@ -512,7 +514,7 @@ func (s *recordStats) add(rn *Node) {
 				s.records += c
 			}
 		default:
-			s.records++
+			s.messages++
 		}
 		s.batches++
 		s.codecs |= 1 << (a.Int & 7)
@@ -523,8 +525,14 @@ func (s *recordStats) append(b []byte) []byte {
 	if s.cut && s.batches == 0 {
 		return append(b, ", records cut"...) // not "0 records": they were there
 	}
-	b = append(b, ", "...)
-	b = appendPlural(b, s.records, "record")
+	if s.records > 0 || s.messages == 0 {
+		b = append(b, ", "...)
+		b = appendPlural(b, s.records, "record")
+	}
+	if s.messages > 0 {
+		b = append(b, ", "...)
+		b = appendPlural(b, s.messages, "MessageSet message")
+	}
 	if s.codecs != 0 {
 		b = append(b, ", "...)
 		first := true
@@ -710,6 +718,13 @@ func appendJoinGroup(b []byte, body *Node, head int, req bool) []byte {
 			if ps := body.Child("Protocols"); ps != nil && ps.HasValue() && ps.Int > 0 {
 				b = append(b, ": "...)
 				b = appendNames(b, ps, func(e *Node) string { s, _ := str(e, "Name"); return s })
+				if len(ps.Children) > 1 {
+					// The consumer protocol's subscription names the topics.
+					if ts := ps.Children[1].Find("Metadata", "Topics"); ts != nil && ts.HasValue() && ts.Int > 0 {
+						b = append(b, ", topics "...)
+						b = appendNames(b, ts, nil)
+					}
+				}
 			}
 		}
 		return b

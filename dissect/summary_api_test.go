@@ -16,13 +16,16 @@ type summaryCase struct {
 	want string
 }
 
-func (c summaryCase) decode() *Message {
+func (c summaryCase) decode() *Message { return c.decodeWith(Options{}) }
+
+func (c summaryCase) decodeWith(o Options) *Message {
 	if c.req != nil {
 		f := testkit.KmsgRequest(c.req, 7, nil)
-		return Builtin().Decode(f[:len(f)-c.cut], Options{})
+		return Builtin().Decode(f[:len(f)-c.cut], o)
 	}
 	f := testkit.KmsgResponse(c.resp, 7)
-	return Builtin().Decode(f[:len(f)-c.cut], Options{Direction: Response, APIKey: c.resp.Key(), APIVersion: c.resp.GetVersion()})
+	o.Direction, o.APIKey, o.APIVersion = Response, c.resp.Key(), c.resp.GetVersion()
+	return Builtin().Decode(f[:len(f)-c.cut], o)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -55,6 +58,15 @@ func summaryCases(t testing.TB) []summaryCase {
 	}
 	add("produce", produce, nil, "Produce v9 request corr=7: orders, payments, audit +1 more: 4 partitions, 10 records, uncompressed+gzip+zstd, 425 bytes, acks=all, txn tx-1")
 	cases = append(cases, summaryCase{name: "produce cut", req: produce, cut: 120, want: "Produce v9 request corr=7: orders, payments, audit +1 more: 4 partitions, 6 records, uncompressed+zstd, 287 bytes, acks=all, txn tx-1 [malformed: frame is truncated: size says 509 bytes follow, 389 present, +1 more]"})
+
+	// An old client's MessageSet: a compressed wrapper is one message, as
+	// its header says no more.
+	old := kmsg.NewPtrProduceRequest()
+	old.Version, old.Acks = 2, 1
+	inner := append(messageV(1, 0, 0, 1, nil, []byte("a")), messageV(1, 1, 0, 1, nil, []byte("b"))...)
+	set := append(messageV(1, 0, 0, 1, nil, []byte("plain")), messageV(1, 1, codecGzip, 1, nil, compress(t, codecGzip, inner, false))...)
+	old.Topics = []kmsg.ProduceRequestTopic{{Topic: "orders", Partitions: []kmsg.ProduceRequestTopicPartition{{Records: set}}}}
+	add("produce v2", old, nil, "Produce v2 request corr=7: orders: 1 partition, 2 MessageSet messages, uncompressed+gzip, 168 bytes, acks=1")
 
 	produced := produce.ResponseKind().(*kmsg.ProduceResponse)
 	produced.Topics = []kmsg.ProduceResponseTopic{
@@ -90,8 +102,8 @@ func summaryCases(t testing.TB) []summaryCase {
 
 	join := kmsg.NewPtrJoinGroupRequest()
 	join.Version, join.Group, join.ProtocolType = 9, "g1", "consumer"
-	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "cooperative-sticky"}, {Name: "range"}}
-	add("join group", join, nil, "JoinGroup v9 request corr=7: group g1, new member, consumer: cooperative-sticky, range")
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "cooperative-sticky", Metadata: consumerSubscription(3).AppendTo(nil)}, {Name: "range"}}
+	add("join group", join, nil, `JoinGroup v9 request corr=7: group g1, new member, consumer: cooperative-sticky, range, topics orders, pay\x1bments`)
 	joined := join.ResponseKind().(*kmsg.JoinGroupResponse)
 	joined.Generation, joined.LeaderID, joined.MemberID, joined.Protocol = 5, "m-1", "m-2", ptr("range")
 	joined.Members = []kmsg.JoinGroupResponseMember{{MemberID: "m-1"}, {MemberID: "m-2"}}
@@ -225,6 +237,11 @@ func TestSummaryEveryAPI(t *testing.T) {
 		m := c.decode()
 		if m.Summary != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, m.Summary, c.want)
+		}
+		// --summary decodes records only as far as their batch headers:
+		// the line is the same.
+		if h := c.decodeWith(Options{BatchHeaders: true}); h.Summary != m.Summary {
+			t.Errorf("%s with batch headers only:\n got %s\nwant %s", c.name, h.Summary, m.Summary)
 		}
 	}
 }
