@@ -492,8 +492,8 @@ func appendTopics(b []byte, body *Node, head int) []byte {
 type recordStats struct {
 	records, messages, bytes int64
 	batches                  int
-	codecs         uint8 // bit i: codec i seen
-	cut            bool  // a records field the frame ends in
+	codecs                   uint8 // bit i: codec i seen
+	cut                      bool  // a records field the frame ends in
 }
 
 func (s *recordStats) add(rn *Node) {
