@@ -13,13 +13,17 @@ import (
 	"github.com/kdissect/kdissect/dissect/audit"
 )
 
-// auditView is the ACL change log over the messages listed so far: the
-// rows of `kdissect audit`, one a line, with a cursor. The rows are
-// rebuilt (decoding the ACL messages again) when the view opens or the list
+// auditView is the security change log over the messages listed so far:
+// the rows of `kdissect audit` of every kind (ACLs, SCRAM credentials,
+// delegation tokens, quotas, configs), one a line, with a cursor, under
+// the blind spots of the capture read so far. The rows are rebuilt
+// (decoding the audited messages again) when the view opens or the list
 // grew since.
 type auditView struct {
 	open    bool
 	rows    []audit.Row
+	blind   []string // BlindSummary's sentences
+	spots   int      // blind spots blind was made from
 	lines   []string // heading, one line a row, the count, as WriteTable draws them at width
 	width   int      // of lines
 	entries int      // list length the rows were built from
@@ -27,16 +31,17 @@ type auditView struct {
 	offset  int      // first row shown
 }
 
-// buildAudit turns the listed CreateAcls/DeleteAcls messages into
+// buildAudit turns the listed messages of the audited APIs into
 // change-log rows with the pairing `kdissect audit` uses (audit.Log), fed
-// in list order, which is capture order.
+// in list order, which is capture order. Describes are left out, as the
+// audit leaves them without --reads.
 func (m *Model) buildAudit() {
 	a := &m.audit
 	changes := audit.NewLog()
 	es := m.list.entries
 	for i := range es {
 		e := &es[i]
-		if e.APIKey != 30 && e.APIKey != 31 {
+		if !audited(e.APIKey) {
 			continue
 		}
 		msg := m.decode(e.Index)
@@ -49,6 +54,27 @@ func (m *Model) buildAudit() {
 	a.entries = len(es)
 	a.width = 0
 	a.cursor = clamp(a.cursor, 0, max(len(a.rows)-1, 0))
+	a.spots = -1
+	m.auditBlind()
+}
+
+// audited says whether the audit view reads an API's messages.
+func audited(key int16) bool { return audit.KindOfAPI(key) != "" && !audit.IsRead(key) }
+
+// auditBlind makes the view's blind-spot sentences again when the reader
+// found more since; it says whether it did.
+func (m *Model) auditBlind() bool {
+	a := &m.audit
+	if m.opt.BlindSpots == nil {
+		return false
+	}
+	spots := m.opt.BlindSpots() // a copy: CountInferred writes in it
+	if len(spots) == a.spots {
+		return false
+	}
+	audit.CountInferred(spots, a.rows)
+	a.blind, a.spots = audit.BlindSummary(spots), len(spots)
+	return true
 }
 
 // decode loads a message without disturbing the selection's cache.
@@ -68,7 +94,14 @@ func metaOf(e *Entry) audit.Meta {
 	if e.Direction == dissect.Response {
 		src, dst = dst, src
 	}
-	return audit.Meta{Index: e.Index, Time: e.Time, Client: src, Broker: dst, Principal: audit.Principal(e.Identity)}
+	meta := audit.Meta{Index: e.Index, Time: e.Time, Client: src, Broker: dst, Principal: audit.Principal(e.Identity), Inferred: e.Inferred}
+	if e.HasSoftware {
+		meta.Software = &dissect.ClientSoftware{Name: e.SoftwareName, Version: e.SoftwareVersion}
+	}
+	if e.Direction == dissect.Response {
+		meta.Latency, meta.HasLatency = e.Latency, e.HasLatency
+	}
+	return meta
 }
 
 // auditLines renders the rows at the screen's width (cached until either
@@ -92,13 +125,21 @@ func (m *Model) openAudit() {
 		m.buildAudit()
 		m.audit.lines = nil
 	}
+	m.auditBlind()
 	m.audit.open = true
 	m.revealAudit()
 }
 
+// auditBlindLines is how many lines the blind spots take at the top: at
+// most a third of the content area, the last saying how many more there
+// are.
+func (m *Model) auditBlindLines() int {
+	return min(len(m.audit.blind), max(m.layout().contentH/3, 1))
+}
+
 // auditHeight is the number of row lines the view shows: the content
-// area less its title, the heading and the count.
-func (m *Model) auditHeight() int { return max(m.layout().contentH-3, 1) }
+// area less its title, the blind spots, the heading and the count.
+func (m *Model) auditHeight() int { return max(m.layout().contentH-3-m.auditBlindLines(), 1) }
 
 func (m *Model) revealAudit() {
 	a := &m.audit
@@ -169,8 +210,18 @@ func (m *Model) auditScreen(height int) []string {
 	W := m.width
 	a := &m.audit
 	lines := m.auditLines()
-	out := []string{fit(m.st.StatusPath.Render(" ACL changes")+
+	out := []string{fit(m.st.StatusPath.Render(" Security changes")+
 		m.st.Dim.Render(fmt.Sprintf("  %d rows · enter: go to the request · a or esc closes", len(a.rows))), W)}
+	// What the log could not see comes first, as `kdissect audit` says it
+	// on stderr: a change log that leaves changes out must say so before
+	// it is read. The sentences are the audit's, wire text escaped there.
+	nb := m.auditBlindLines()
+	for i, l := range a.blind[:nb] {
+		if i == nb-1 && nb < len(a.blind) {
+			l = fmt.Sprintf("and %d more (kdissect audit lists them all)", len(a.blind)-i)
+		}
+		out = append(out, fit(m.st.Problem.Render(" ! blind spot: "+dissect.Escape(l)), W))
+	}
 	out = append(out, fit(" "+lines[0], W))
 	rows := lines[1 : len(lines)-1]
 	for i := a.offset; i < len(rows) && len(out) < height-1; i++ {
@@ -181,7 +232,7 @@ func (m *Model) auditScreen(height int) []string {
 		out = append(out, s)
 	}
 	if len(rows) == 0 {
-		out = append(out, fit(m.st.Dim.Render(" no CreateAcls/DeleteAcls changes in the messages read so far"), W))
+		out = append(out, fit(m.st.Dim.Render(" no changes (ACLs, SCRAM credentials, delegation tokens, quotas, configs) in the messages listed so far"), W))
 	}
 	for len(out) < height-1 {
 		out = append(out, fit("", W))

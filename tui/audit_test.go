@@ -73,7 +73,7 @@ func TestAuditView(t *testing.T) {
 	lines := screenLines(t, m)
 	screen := strings.Join(lines, "\n")
 	for _, want := range []string{
-		" ACL changes  3 rows · enter: go to the request · a or esc closes",
+		" Security changes  3 rows · enter: go to the request · a or esc closes",
 		" #  TIME                 CLIENT          PRINCIPAL  ACTION  BINDING",
 		" 1  2024-05-01 12:00:00  10.0.0.1:50312  -          create  ALLOW User:alice WRITE on TOPIC orders",
 		` 1  2024-05-01 12:00:00  10.0.0.1:50312  -          create  ALLOW User:\x1b[31mevil\u202e WRITE on TOPIC orders  CLUSTER_AUTHORIZATION_FAILED`,

@@ -3,11 +3,15 @@ package tui
 import (
 	"context"
 	"fmt"
+	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/dissect/audit"
 	"github.com/kdissect/kdissect/internal/capture"
+	"github.com/kdissect/kdissect/internal/render"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/reassembly/tlslayer"
 )
@@ -29,6 +33,9 @@ type Feed struct {
 	// carry their count to the explorer, whose empty list says why.
 	undecrypted  map[reassembly.ConnKey]bool
 	nUndecrypted atomic.Int64
+	// blind finds the audit's blind spots in the records that are not
+	// messages, as `kdissect audit` does (under mu).
+	blind *render.Audit
 }
 
 // stored is a listed message's frame and how it was decoded.
@@ -52,6 +59,12 @@ func (f *Feed) Record(r *capture.Record) {
 		f.countTLS(r)
 	}
 	if r.Kind != capture.KindMessage {
+		f.mu.Lock()
+		if f.blind == nil {
+			f.blind = render.NewAudit(io.Discard, render.AuditOptions{Format: "json"})
+		}
+		f.blind.Record(r)
+		f.mu.Unlock()
 		return
 	}
 	m, x := r.Message, &r.Exchange
@@ -101,6 +114,18 @@ func (f *Feed) countTLS(r *capture.Record) {
 		f.nUndecrypted.Add(1)
 	}
 	f.mu.Unlock()
+}
+
+// BlindSpots are what the audit could not see so far (TLS without keys,
+// gaps, cut frames, responses without their request, ...), in capture
+// order: the audit view's header names them.
+func (f *Feed) BlindSpots() []audit.BlindSpot {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.blind == nil {
+		return nil
+	}
+	return slices.Clone(f.blind.BlindSpots())
 }
 
 // Undecrypted is how many TLS connections could not be decrypted so far.
@@ -172,15 +197,17 @@ func (rd *Reader) Result(wait bool) (malformed bool, err error) {
 	}
 }
 
-// Explore shows the explorer over run while it is read in the background.
-// The explorer may quit before the reader finishes: the reading's error no
+// Explore shows the explorer over run while it is read in the background,
+// with the display filter filter (-Y; "" none) in its filter bar. The
+// explorer may quit before the reader finishes: the reading's error no
 // longer matters then, and what was read so far says whether it was
 // malformed.
-func Explore(run *capture.Run) (malformed bool, err error) {
+func Explore(run *capture.Run, filter string) (malformed bool, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rd := StartReader(ctx, run)
-	if err := Run(rd.Load, rd.Entries, rd.Progress, Options{Title: run.Title(), Live: run.Live(), Registry: run.Registry()}); err != nil {
+	o := Options{Title: run.Title(), Live: run.Live(), Registry: run.Registry(), Filter: filter, BlindSpots: rd.feed.BlindSpots}
+	if err := Run(rd.Load, rd.Entries, rd.Progress, o); err != nil {
 		return false, err
 	}
 	return rd.Result(false)

@@ -172,6 +172,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) setProgress(p ProgressMsg) {
 	m.progress, m.hasProgress = p, true
 	m.undecrypted = max(m.undecrypted, p.Undecrypted) // a report dropped while busy must not lower it
+	if m.audit.open && m.auditBlind() {
+		m.revealAudit() // the rows' area shrank
+	}
 }
 
 // filterCmd asks the background for the next chunk of a filter on body
@@ -217,7 +220,7 @@ func (m *Model) addEntries(es []Entry) {
 	follow := n == 0 || (m.opt.Live && m.list.cursor == n-1)
 	before := m.layout()
 	m.list.add(es)
-	if m.audit.open && slices.ContainsFunc(es, func(e Entry) bool { return e.APIKey == 30 || e.APIKey == 31 }) {
+	if m.audit.open && slices.ContainsFunc(es, func(e Entry) bool { return audited(e.APIKey) }) {
 		m.buildAudit() // an open change log follows the capture
 		m.audit.lines = nil
 	}

@@ -15,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/dissect/audit"
 )
 
 // Entry is one row of the message list: the index of a frame, without its
@@ -83,6 +84,9 @@ type Options struct {
 	// Filter is the display filter to start with, in the filter bar's
 	// language; one that does not compile is shown in the bar, not applied.
 	Filter string
+	// BlindSpots, when set, are what the audit could not see so far
+	// (Feed.BlindSpots): the audit view lists them at its top.
+	BlindSpots func() []audit.BlindSpot
 }
 
 // EntriesMsg appends entries to the list, in capture order.

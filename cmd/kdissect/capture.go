@@ -139,8 +139,8 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 		printVersion(stdout)
 		return false, errHelp
 	}
-	if *asJSON && *summary || *asJSON && *explore || *summary && *explore || *explore && (in.filter != "" || st.Len() > 0 || *quiet) {
-		return false, usageError{"choose one of --json, --summary and --tui (which takes no -Y, -z or -q)"}
+	if *asJSON && *summary || *asJSON && *explore || *summary && *explore || *explore && (st.Len() > 0 || *quiet) {
+		return false, usageError{"choose one of --json, --summary and --tui (the explorer has no statistics: -z and -q are not for it)"}
 	}
 	if in.o.APIs, err = capture.ParseAPIs(*apis); err != nil {
 		return false, err
@@ -150,12 +150,12 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 		return false, err
 	}
 	defer r.Close()
-	if *explore {
-		return tui.Explore(r)
-	}
 	flt, err := filter.CompileWith(in.filter, r.Registry())
 	if err != nil {
 		return false, fmt.Errorf("-Y: %w", err)
+	}
+	if *explore {
+		return tui.Explore(r, in.filter) // in its filter bar, where it can be changed
 	}
 	form := render.Tree
 	switch {

@@ -188,8 +188,13 @@ func TestFilterErrorsStopBeforeReading(t *testing.T) {
 			"kdissect: -Y: unknown field \"bindng.principal\" at 1; did you mean \"binding.principal\"?\n"},
 		{[]string{"-z", "latncy", shipped("kadm-acls")},
 			"kdissect: --z \"latncy\": not a statistic: apis, latency, errors, principals, conns are\nRun 'kdissect --help' for usage.\n"},
-		{[]string{"--tui", "-Y", "malformed", shipped("kadm-acls")},
-			"kdissect: choose one of --json, --summary and --tui (which takes no -Y, -z or -q)\nRun 'kdissect --help' for usage.\n"},
+		{[]string{"--tui", "-z", "apis", shipped("kadm-acls")},
+			"kdissect: choose one of --json, --summary and --tui (the explorer has no statistics: -z and -q are not for it)\nRun 'kdissect --help' for usage.\n"},
+		{[]string{"--tui", "-q", shipped("kadm-acls")},
+			"kdissect: choose one of --json, --summary and --tui (the explorer has no statistics: -z and -q are not for it)\nRun 'kdissect --help' for usage.\n"},
+		// Checked as for every other form, before the explorer opens.
+		{[]string{"--tui", "-Y", `Principle == "x"`, shipped("kadm-acls")},
+			"kdissect: -Y: unknown field \"Principle\" at 1; did you mean \"Principal\"?\n"},
 	} {
 		out, stderr, code := runCLI(t, "", c.args...)
 		if code != exitUsage || out != "" || stderr != c.want {
