@@ -282,6 +282,28 @@ func appendAPI(b []byte, m *Message, body *Node, head int) []byte {
 		b = appendSyncGroup(b, body, head, req)
 	case 15, 69, 77, 89: // DescribeGroups and the describes of the new group types
 		b = appendDescribeGroups(b, body, head, req)
+	case 2, 21, 23: // ListOffsets, DeleteRecords, OffsetForLeaderEpoch
+		b = appendTopics(b, body, head)
+	case 29:
+		if req {
+			b = sep(b, head)
+			b = filterText(b, body)
+		} else if rs := body.Child("Resources"); rs != nil && rs.HasValue() && !rs.Null {
+			var acls int64
+			elems(rs, func(r *Node) {
+				if a := r.Child("Acls"); a != nil && a.HasValue() {
+					acls += max(a.Int, 0)
+				}
+			})
+			b = sep(b, head)
+			b = appendPlural(b, acls, "ACL")
+			b = append(b, " on "...)
+			b = appendPlural(b, rs.Int, "resource")
+			if rs.Int > 0 {
+				b = append(b, ": "...)
+				b = appendNames(b, rs, func(e *Node) string { s, _ := str(e, "ResourceName"); return s })
+			}
+		}
 	case 18:
 		if req {
 			b = appendLabeled(b, head, body, "ClientSoftwareName", "client")
@@ -463,6 +485,9 @@ func appendTopicsOf(b []byte, head int, topics *Node, parts string) []byte {
 		return b
 	}
 	b = sep(b, head)
+	if topics.Int == 0 {
+		return append(b, "no topics"...) // an incremental fetch with nothing new, say
+	}
 	mark := len(b)
 	b = appendNames(b, topics, topicOf)
 	if len(b) == mark {
@@ -562,7 +587,7 @@ func appendProduce(b []byte, body *Node, head int) []byte {
 	b = appendTopicsOf(b, head, topics, "PartitionData")
 	var s recordStats
 	elems(topics, func(t *Node) { elems(t.Child("PartitionData"), func(p *Node) { s.add(p.Child("Records")) }) })
-	if topics != nil {
+	if topics != nil && topics.Int > 0 {
 		b = s.append(b)
 	}
 	if a, ok := num(body, "Acks"); ok {
@@ -637,7 +662,7 @@ func appendFetch(b []byte, body *Node, head int) []byte {
 func appendFetched(b []byte, body *Node, head int) []byte {
 	topics := body.Child("Responses")
 	b = appendTopicsOf(b, head, topics, "Partitions")
-	if topics == nil {
+	if topics == nil || topics.Int <= 0 {
 		return b
 	}
 	var s recordStats
@@ -814,10 +839,11 @@ func appendFindCoordinator(b []byte, body *Node, head int, req bool) []byte {
 		}
 		return b
 	}
+	// A response does not say what kind of key it answers for.
 	node := body
 	if cs := body.Child("Coordinators"); cs != nil && len(cs.Children) > 1 {
 		node = cs.Children[1]
-		b = appendLabeled(b, head, node, "Key", kind)
+		b = appendLabeled(b, head, node, "Key", "for")
 	}
 	if id, ok := num(node, "NodeId"); ok && id >= 0 {
 		b = sep(b, head)

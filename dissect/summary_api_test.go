@@ -157,7 +157,7 @@ func summaryCases(t testing.TB) []summaryCase {
 	add("find coordinator v4", fc4, nil, "FindCoordinator v4 request corr=7: group g1, g2")
 	fc4Resp := fc4.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	fc4Resp.Coordinators = []kmsg.FindCoordinatorResponseCoordinator{{Key: "g1", NodeID: 1, Host: "b1", Port: 9092}, {Key: "g2", ErrorCode: 15, NodeID: -1}}
-	add("find coordinator v4 response", nil, fc4Resp, "FindCoordinator v4 response corr=7: group g1, coordinator 1 at b1:9092 +1 more; errors: COORDINATOR_NOT_AVAILABLE ×1")
+	add("find coordinator v4 response", nil, fc4Resp, "FindCoordinator v4 response corr=7: for g1, coordinator 1 at b1:9092 +1 more; errors: COORDINATOR_NOT_AVAILABLE ×1")
 
 	dg := kmsg.NewPtrDescribeGroupsRequest()
 	dg.Version, dg.Groups = 5, []string{"g1", "g2"}
@@ -206,6 +206,26 @@ func summaryCases(t testing.TB) []summaryCase {
 	toc.Version, toc.TransactionalID, toc.Group, toc.ProducerID, toc.ProducerEpoch = 3, "tx-1", "g1", 4000, 3
 	toc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "orders", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 9}}}}
 	add("txn offset commit", toc, nil, "TxnOffsetCommit v3 request corr=7: txn tx-1, producer 4000 epoch 3, group g1, orders: 1 partition")
+
+	emptyFetch := kmsg.NewPtrFetchRequest()
+	emptyFetch.Version, emptyFetch.MaxWaitMillis, emptyFetch.SessionID, emptyFetch.SessionEpoch = 13, 500, 9, 4
+	add("fetch, incremental with nothing new", emptyFetch, nil, "Fetch v13 request corr=7: no topics, max wait 500ms")
+
+	lo := kmsg.NewPtrListOffsetsRequest()
+	lo.Version = 8
+	lo.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "orders", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: -1}, {Partition: 1, Timestamp: -1}}}}
+	add("list offsets", lo, nil, "ListOffsets v8 request corr=7: orders: 2 partitions")
+
+	da := kmsg.NewPtrDescribeACLsRequest()
+	da.Version, da.ResourceType, da.ResourcePatternType, da.Operation, da.PermissionType = 3, 2, 3, 4, 3
+	da.ResourceName, da.Principal = ptr("orders"), ptr("User:alice")
+	add("describe acls", da, nil, "DescribeAcls v3 request corr=7: ALLOW User:alice WRITE on TOPIC orders (LITERAL) from (any)")
+	daResp := da.ResponseKind().(*kmsg.DescribeACLsResponse)
+	daResp.Resources = []kmsg.DescribeACLsResponseResource{
+		{ResourceType: 2, ResourceName: "orders", ACLs: []kmsg.DescribeACLsResponseResourceACL{{Principal: "User:alice"}, {Principal: "User:bob"}}},
+		{ResourceType: 3, ResourceName: "consumers", ACLs: []kmsg.DescribeACLsResponseResourceACL{{Principal: "User:alice"}}},
+	}
+	add("describe acls response", nil, daResp, "DescribeAcls v3 response corr=7: 3 ACLs on 2 resources: orders, consumers")
 
 	// The fallback.
 	ct := kmsg.NewPtrCreateTopicsRequest()
