@@ -265,3 +265,35 @@ func TestSummaryEveryAPI(t *testing.T) {
 		}
 	}
 }
+
+// Errors beyond the kinds a summary names are counted, not dropped.
+func TestSummaryErrorsBeyondTheKindsNamed(t *testing.T) {
+	resp := kmsg.NewPtrCreateTopicsResponse()
+	resp.Version = 7
+	for i, code := range []int16{3, 7, 29, 36, 37, 38, 39, 40, 3} {
+		resp.Topics = append(resp.Topics, kmsg.CreateTopicsResponseTopic{Topic: string(rune('a' + i)), ErrorCode: code})
+	}
+	m := summaryCase{resp: resp}.decode()
+	want := "CreateTopics v7 response corr=7: Topics a, b, c +6 more; errors: UNKNOWN_TOPIC_OR_PARTITION ×2, REQUEST_TIMED_OUT ×1, " +
+		"TOPIC_AUTHORIZATION_FAILED ×1, TOPIC_ALREADY_EXISTS ×1, INVALID_PARTITIONS ×1, INVALID_REPLICATION_FACTOR ×1, +2 more"
+	if m.Summary != want {
+		t.Errorf("got  %s\nwant %s", m.Summary, want)
+	}
+}
+
+// BenchmarkSummaryFetch is the cost of the summary line of a Fetch
+// response of 20 partitions, the tree already decoded.
+func BenchmarkSummaryFetch(b *testing.B) {
+	resp := kmsg.NewPtrFetchResponse()
+	resp.Version = 13
+	tp := kmsg.FetchResponseTopic{Topic: "orders"}
+	for i := range int32(20) {
+		tp.Partitions = append(tp.Partitions, kmsg.FetchResponseTopicPartition{Partition: i, RecordBatches: records(b, 10, codecZstd)})
+	}
+	resp.Topics = []kmsg.FetchResponseTopic{tp}
+	m := summaryCase{resp: resp}.decodeWith(Options{BatchHeaders: true})
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = summarize(m)
+	}
+}
