@@ -10,7 +10,7 @@ import (
 
 // The consumer protocol: the bytes a group of protocol type "consumer"
 // exchanges through JoinGroup (each member's subscription) and SyncGroup
-// (each member's assignment). Kafka defines them as data structures of its
+// (each member's assignment), and which DescribeGroups shows again. Kafka defines them as data structures of its
 // message format, each preceded by an int16 version and never flexible;
 // they are definitions here too, walked by the same interpreter, their
 // nodes nested under the bytes node that carries them.
@@ -68,25 +68,30 @@ func parseData(src []byte) (*Def, error) {
 	return d, err
 }
 
-// markEmbedded marks the bytes fields of JoinGroup and SyncGroup that may
-// carry the consumer protocol; by name, so that a definition loaded with
-// --schema-dir is read the same.
+// markEmbedded marks the bytes fields of JoinGroup, SyncGroup and
+// DescribeGroups that may carry the consumer protocol; by name, so that a
+// definition loaded with --schema-dir is read the same.
 func markEmbedded(d *Def) {
-	var want string
-	var what embedded
+	var sub, assign string
 	switch d.APIKey {
 	case joinGroupKey:
-		want, what = "Metadata", embedSubscription
+		sub = "Metadata"
 	case syncGroupKey:
-		want, what = "Assignment", embedAssignment
+		assign = "Assignment"
+	case describeGroupsKey:
+		sub, assign = "MemberMetadata", "MemberAssignment"
 	default:
 		return
 	}
 	var walk func(fs []*Field)
 	walk = func(fs []*Field) {
 		for _, f := range fs {
-			if f.kind == kBytes && f.Name == want {
-				f.embedded = what
+			switch {
+			case f.kind != kBytes:
+			case f.Name == sub:
+				f.embedded = embedSubscription
+			case f.Name == assign:
+				f.embedded = embedAssignment
 			}
 			walk(f.Fields)
 		}
@@ -95,8 +100,9 @@ func markEmbedded(d *Def) {
 }
 
 const (
-	joinGroupKey = 11
-	syncGroupKey = 14
+	joinGroupKey      = 11
+	syncGroupKey      = 14
+	describeGroupsKey = 15
 )
 
 // protocolType is the ProtocolType of the message being decoded, read

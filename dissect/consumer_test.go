@@ -177,6 +177,31 @@ func TestConsumerAssignment(t *testing.T) {
 	}
 }
 
+// DescribeGroups shows each member's subscription and assignment again,
+// of the consumer protocol when the group's protocol type says so.
+func TestConsumerProtocolDescribeGroups(t *testing.T) {
+	for v := int16(0); v <= 6; v++ {
+		resp := kmsg.NewPtrDescribeGroupsResponse()
+		resp.Version = v
+		md, a := consumerSubscription(2), consumerAssignment(1)
+		resp.Groups = []kmsg.DescribeGroupsResponseGroup{
+			{Group: "connect-g", ProtocolType: "connect", Members: []kmsg.DescribeGroupsResponseGroupMember{{MemberID: "w", ProtocolMetadata: md.AppendTo(nil)}}},
+			{Group: "g", ProtocolType: "consumer", Members: []kmsg.DescribeGroupsResponseGroupMember{{MemberID: "m", ProtocolMetadata: md.AppendTo(nil), MemberAssignment: a.AppendTo(nil)}}},
+		}
+		m := decodeKmsg(t, nil, resp)
+		name := fmt.Sprintf("DescribeGroups v%d", v)
+		if n := m.Tree.Find("DescribeGroupsResponse", "Groups", "DescribedGroup[0]", "Members", "DescribedGroupMember[0]", "MemberMetadata"); n == nil || len(n.Children) != 0 {
+			t.Errorf("%s: a connect member's metadata dissected: %v", name, n)
+		}
+		member := m.Tree.Find("DescribeGroupsResponse", "Groups", "DescribedGroup[1]", "Members", "DescribedGroupMember[0]")
+		if member == nil {
+			t.Fatalf("%s: no member\n%s", name, AppendText(nil, m.Tree))
+		}
+		checkSubscription(t, name, member.Child("MemberMetadata"), md)
+		checkAssignment(t, name, member.Child("MemberAssignment"), a)
+	}
+}
+
 // Other protocol types stay bytes, and so do bytes that are not the
 // consumer protocol when the message does not say.
 func TestConsumerProtocolOthersStayBytes(t *testing.T) {
