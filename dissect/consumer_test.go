@@ -127,6 +127,9 @@ func decodeKmsg(t *testing.T, req kmsg.Request, resp kmsg.Response) *Message {
 	if err := checkShape(m, frame, true); err != nil {
 		t.Fatalf("%s v%d: %v\n%s", m.APIName, m.APIVersion, err, AppendText(nil, m.Tree))
 	}
+	if err := checkRendered(m); err != nil {
+		t.Fatalf("%s v%d: %v", m.APIName, m.APIVersion, err)
+	}
 	return m
 }
 
