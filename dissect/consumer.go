@@ -177,6 +177,10 @@ func (d *decoder) embedded(n *Node, what embedded) {
 	// The bytes themselves were read whole: a problem inside them does not
 	// stop the walk of the message.
 	d.off, d.end, d.v, d.flex, d.failed, d.cut, d.notKept = end, regionEnd, v, flex, false, cut, notKept
+	if !vn.HasValue() {
+		n.note = def.Name // cut before its version
+		return
+	}
 	n.note = def.Name + " v" + strconv.FormatInt(ver, 10)
 	if ver > int64(def.Valid.Hi) {
 		n.note += ", read as v" + strconv.Itoa(int(def.Valid.Hi))

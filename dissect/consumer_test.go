@@ -265,6 +265,9 @@ func TestConsumerProtocolMalformed(t *testing.T) {
 		if len(m.Problems) != 1 || !strings.Contains(m.Problems[0].Message, c.want) || m.Problems[0].Offset < start || m.Problems[0].Offset > start+c.at+4 {
 			t.Errorf("%s: problems %v, want one %q near %d\n%s", c.name, m.Problems, c.want, start+c.at, AppendText(nil, n))
 		}
+		if c.name == "one byte" && n.note != "ConsumerProtocolSubscription" {
+			t.Errorf("%s: note %q: no version was read", c.name, n.note)
+		}
 		checkSubscription(t, c.name+", next member", m.Tree.Find("JoinGroupResponse", "Members", "JoinGroupResponseMember[1]", "Metadata"), consumerSubscription(1))
 		if id := m.Tree.Find("JoinGroupResponse", "Members", "JoinGroupResponseMember[1]", "MemberId"); id == nil || id.Str != "m-2" {
 			t.Errorf("%s: the member after the malformed one: %v", c.name, id)
