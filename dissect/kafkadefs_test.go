@@ -17,9 +17,11 @@ import (
 
 // The definitions in defs/ and the headers of frame.go are checked, version
 // by version, against the facts of Kafka's own message definitions, kept in
-// testdata/kafka in three layers (see internal/testtools/defgen): the
-// supplement (versions newer than the rest), Kafka's current files, and
-// the files from before Kafka 4.0 removed old versions. The first layer
+// testdata/kafka in four layers (see internal/testtools/defgen): kmsg (the
+// APIs, 93 and 94, that no Kafka file in reach defines, as franz-go's kmsg
+// lays them out), the supplement (versions newer than the rest), Kafka's
+// current files, and the files from before Kafka 4.0 removed old
+// versions. The first layer
 // whose validVersions holds a version decides it: for every version ours
 // define, every field must be there with the same name, type, nullability,
 // tag and flexibility, in the same order, as that layer says.
