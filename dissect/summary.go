@@ -42,6 +42,8 @@ func summarize(m *Message) string {
 		b = appendResults(b, body, "FilterResults", "filter", deletedCount)
 	case m.APIKey == saslHandshakeKey || m.APIKey == saslAuthenticateKey:
 		b = appendSASL(b, m, body)
+	case m.APIKey == 58:
+		b = appendEnvelope(b, m, body)
 	default:
 		b = appendAPI(b, m, body, head)
 	}
@@ -755,7 +757,9 @@ func appendJoinGroup(b []byte, body *Node, head int, req bool) []byte {
 		return b
 	}
 	b = appendNum(b, head, body, "GenerationId", "generation", -1)
-	b = appendLabeled(b, head, body, "Leader", "leader")
+	if l, ok := str(body, "Leader"); ok && l != "" { // empty in a refusal
+		b = appendLabeled(b, head, body, "Leader", "leader")
+	}
 	b = appendLabeled(b, head, body, "MemberId", "member")
 	b = appendLabeled(b, head, body, "ProtocolName", "protocol")
 	if ms := body.Child("Members"); ms != nil && ms.HasValue() && ms.Int > 0 {

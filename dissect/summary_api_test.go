@@ -107,6 +107,9 @@ func summaryCases(t testing.TB) []summaryCase {
 	joined := join.ResponseKind().(*kmsg.JoinGroupResponse)
 	joined.Generation, joined.LeaderID, joined.MemberID, joined.Protocol = 5, "m-1", "m-2", ptr("range")
 	joined.Members = []kmsg.JoinGroupResponseMember{{MemberID: "m-1"}, {MemberID: "m-2"}}
+	refused := join.ResponseKind().(*kmsg.JoinGroupResponse)
+	refused.ErrorCode, refused.Generation, refused.MemberID = 79, -1, "m-3"
+	add("join group response, member id required", nil, refused, "JoinGroup v9 response corr=7: member m-3; errors: MEMBER_ID_REQUIRED ×1")
 	add("join group response", nil, joined, "JoinGroup v9 response corr=7: generation 5, leader m-1, member m-2, protocol range, 2 members")
 
 	sync := kmsg.NewPtrSyncGroupRequest()
