@@ -17,6 +17,13 @@ type decoder struct {
 	cat    Category
 	probs  []Problem
 	opts   Options // kept across reset: a Decoder's options last until changed
+	reg    *Registry
+
+	// An Envelope's forwarded message and who it is by, which the
+	// message points to; nested: the walk is inside the forwarded one.
+	inner  Message
+	fwd    Forwarded
+	nested bool
 
 	// notKept counts the bytes of the frame after b that exist on the wire
 	// but were deliberately not kept (a capture skipped an uninteresting
@@ -66,6 +73,7 @@ func (d *decoder) reset(b []byte) {
 	d.notKept, d.cut, d.covered = 0, false, false
 	d.probs = d.probs[:0]
 	d.m = Message{}
+	d.inner, d.fwd, d.nested = Message{}, Forwarded{}, false
 	d.stack = d.stack0[:0]
 	d.slab, d.ptrs = d.slab0[:0], d.ptrs0[:0]
 	if cap(d.spareSlab) > len(d.slab0) {

@@ -38,6 +38,13 @@ type Message struct {
 	// Sources are the decompressed record batches: the offsets of nodes
 	// with Source k index into Sources[k-1].Data.
 	Sources []Source
+	// Inner is the message an Envelope (API key 58) forwards, its Tree a
+	// subtree of this one and its offsets in this frame; nil for every
+	// other message. Forwarded is who an EnvelopeRequest says the
+	// forwarded request is by; nil when it does not say (and on
+	// responses).
+	Inner     *Message
+	Forwarded *Forwarded
 
 	unpacked int // bytes decompressed so far, against the message's cap
 }
@@ -264,6 +271,7 @@ func (r *Registry) Decode(frame []byte, o Options) *Message {
 }
 
 func (d *decoder) decode(r *Registry, frame []byte, o Options) *Message {
+	d.reg = r
 	if o.Head {
 		d.notKept = 1 // the true count comes from the size prefix
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // The oracle: franz-go's kmsg, an encoder written from its own reading of
@@ -400,6 +402,13 @@ func TestKmsgOracle(t *testing.T) {
 					for _, e := range fl.errs {
 						t.Errorf("%s: %s", name, e)
 					}
+				}
+				if env, ok := msg.(*kmsg.EnvelopeRequest); ok {
+					// Its bytes are decoded as what they carry: a request,
+					// a principal, an address, which filler bytes are not.
+					env.RequestData = testkit.KmsgRequest(envCreateAcls(), 1, nil)[4:]
+					env.RequestPrincipal = testkit.PrincipalData("User", "s1", true)
+					env.ClientHostAddress = []byte{192, 0, 2, 1}
 				}
 				frame := oracleFrame(key, v, request, msg.IsFlexible(), msg.AppendTo(nil))
 				m := reg.Decode(frame, o)

@@ -132,6 +132,9 @@ type Field struct {
 	// embedded marks bytes that may carry a structure of their own: the
 	// consumer protocol of JoinGroup and SyncGroup.
 	embedded embedded
+	// envelope marks the bytes of an Envelope that carry a forwarded
+	// message, the client's principal or its address.
+	envelope envelopePart
 
 	kind kind
 	// elemNames are the names of an array's first elements, made when
@@ -258,6 +261,7 @@ func parseDef(src []byte) (*Def, error) {
 		// --schema-dir keeps its secrets hidden too.
 		markSecrets(d)
 		markEmbedded(d)
+		markEnvelope(d)
 	}
 	return d, err
 }

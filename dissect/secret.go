@@ -43,6 +43,9 @@ type Options struct {
 	// no record: no batch is decompressed and no record dissected; a
 	// MessageSet wrapper's compressed value stays bytes.
 	BatchHeaders bool
+	// Inner, on an Envelope response: the API and version of the request
+	// the Envelope request forwarded, which its ResponseData answers.
+	Inner InnerAPI
 }
 
 // redaction says how a node's value is hidden from renderings.
@@ -130,10 +133,8 @@ var secretFields = map[int16][]string{
 	40: {"Hmac"}, // ExpireDelegationToken
 	41: {"Hmac"}, // DescribeDelegationToken
 	51: {"Salt", "SaltedPassword"},
-	// An Envelope forwards a client's admin request and its response, so it
-	// carries whatever secrets those do; until they are dissected as the
-	// messages they are, the whole of them stays hidden.
-	58: {"RequestData", "ResponseData"},
+	// An Envelope's forwarded messages are decoded as the messages they
+	// are (envelope.go), their own secrets hidden by these rules.
 }
 
 // configAPIs carry config entries (Name, Value) whose values may be

@@ -139,11 +139,32 @@ func secretCases(t *testing.T) []secretCase {
 		r.Topics = append(r.Topics, tp)
 		add(fmt.Sprintf("CreateTopics v%d response", v), testkit.KmsgResponse(r, 1), resp(19, v), 1, []string{"orders"}, secretFlagged)
 	}
-	env := kmsg.NewPtrEnvelopeRequest()
-	env.RequestData = []byte(secretEnvelope)
-	env.RequestPrincipal = []byte("principal")
-	env.ClientHostAddress = []byte{10, 0, 0, 1}
-	add("Envelope v0", testkit.KmsgRequest(env, 1, nil), Options{}, 1, nil, secretEnvelope)
+	// What an Envelope forwards keeps the forwarded message's secrets
+	// hidden: a SCRAM upsertion, a sensitive config, a token's HMAC.
+	scram := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+	su := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
+	su.Name, su.Mechanism, su.Iterations = "alice", 1, 8192
+	su.Salt, su.SaltedPassword = []byte(secretSalt), []byte(secretSalted)
+	scram.Upsertions = append(scram.Upsertions, su)
+	add("Envelope v0 AlterUserScramCredentials", testkit.EnvelopeRequest(scram, 1, nil, "User", "admin", envClient, 2, nil), Options{}, 2, []string{"alice"}, secretSalt, secretSalted)
+	iac := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	iac.SetVersion(1)
+	ires := kmsg.NewIncrementalAlterConfigsRequestResource()
+	ires.ResourceType, ires.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	for _, kv := range [][2]string{{"ssl.keystore.password", secretKeyPass}, {"log.retention.ms", notSecret}} {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = kv[0], testkit.Ptr(kv[1])
+		ires.Configs = append(ires.Configs, c)
+	}
+	iac.Resources = append(iac.Resources, ires)
+	add("Envelope v0 IncrementalAlterConfigs", testkit.EnvelopeRequest(iac, 1, nil, "User", "admin", envClient, 2, nil), Options{}, 1, []string{notSecret}, secretKeyPass)
+	tok := kmsg.NewPtrCreateDelegationTokenResponse()
+	tok.SetVersion(3)
+	tok.TokenID, tok.HMAC = "token-id-1", []byte(secretHMAC)
+	add("Envelope v0 CreateDelegationToken response", testkit.EnvelopeResponse(tok, 1, 2),
+		Options{Direction: Response, APIKey: 58, Inner: InnerAPI{Known: true, APIKey: 38, APIVersion: 3}}, 1, []string{"token-id-1"}, secretHMAC)
+	// Its request not known, a response that no ACL response reads stays
+	// hidden whole.
 	envResp := kmsg.NewPtrEnvelopeResponse()
 	envResp.ResponseData = []byte(secretEnvelope)
 	add("Envelope v0 response", testkit.KmsgResponse(envResp, 1), resp(58, 0), 1, nil, secretEnvelope)
@@ -161,7 +182,9 @@ func TestAdminSecretsHidden(t *testing.T) {
 			}
 			hidden := 0
 			m.Tree.Walk(func(n *Node, _ int) {
-				if n.Redacted() {
+				// A value that holds a secret (an Envelope's RequestData)
+				// is hidden for the secret a descendant is.
+				if n.Redacted() && n.redact != redactHolds {
 					hidden++
 				}
 			})

@@ -159,6 +159,8 @@ type pending[M any] struct {
 	last     time.Time // the request's last byte
 	held     *entry[M] // the request itself while it waits in the queue
 	cut      bool      // the request is an Incomplete, not a message
+	// inner is what an Envelope request forwards, for its response.
+	inner InnerAPI
 }
 
 type entryKind uint8
@@ -312,6 +314,9 @@ func (s *Session[M]) token(meta M, c *conn[M], f FrameInfo) {
 func (s *Session[M]) request(meta M, c *conn[M], f FrameInfo) {
 	h, ok := PeekRequest(f.Data)
 	o := Options{Direction: Request, Head: f.Head, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets}
+	if ok && h.APIKey == envelopeKey {
+		o.Inner, _ = peekEnvelopeInner(f.Data)
+	}
 	if ok && h.APIKey == apiVersionsKey && h.APIVersion >= 3 && !f.Head {
 		if cs, ok := readClientSoftware(f.Data); ok {
 			c.soft = &cs
@@ -350,6 +355,7 @@ func (s *Session[M]) expect(c *conn[M], h RequestHead, e *entry[M], last time.Ti
 		delete(c.awaiting, h.CorrelationID)
 		r.awaiting, r.waiting, r.kind = false, false, entryMessage
 		r.opts.Direction, r.opts.APIKey, r.opts.APIVersion = Response, h.APIKey, h.APIVersion
+		r.opts.Inner = e.opts.Inner
 		r.x.Peer = index
 		r.x.Latency, r.x.HasLatency = max(r.time.Sub(last), 0), true
 		r.x.PeerCut = isCut
@@ -358,6 +364,7 @@ func (s *Session[M]) expect(c *conn[M], h RequestHead, e *entry[M], last time.Ti
 		return s.wants(h.APIKey)
 	}
 	p := c.expect(h, index, last, isCut)
+	p.inner = e.opts.Inner
 	if !s.wants(h.APIKey) {
 		return false
 	}
@@ -465,7 +472,7 @@ func (s *Session[M]) response(meta M, c *conn[M], f FrameInfo) {
 	if p.held != nil {
 		p.held.setPeer(e.x.Index)
 	}
-	e.opts = Options{Direction: Response, APIKey: p.key, APIVersion: p.ver, Head: f.Head, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets}
+	e.opts = Options{Direction: Response, APIKey: p.key, APIVersion: p.ver, Head: f.Head, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets, Inner: p.inner}
 	e.x.Identity = s.observe(c, p.key, f.Data, e.opts)
 	e.frame = append([]byte(nil), f.Data...)
 	e.x.Peer, e.x.PeerCut = p.index, p.cut

@@ -124,6 +124,8 @@ func (d *decoder) prefixed(f *Field, str bool, name, typ string) *Node {
 					d.hide(n, redactSecret)
 				case f.embedded != embedNone:
 					d.embedded(n, f.embedded)
+				case f.envelope != envNone:
+					d.envelopePart(n, f.envelope)
 				}
 			}
 		}
