@@ -88,6 +88,13 @@
 // MaxTotalBuffer like out-of-order data and frame bodies; a refusal is a
 // BufferLimit event at the TCP offset of the bytes it would have held.
 //
+// The Pipeline's LayerOutput is also a Skipper: it tells the Layer which of
+// a direction's next output bytes the framer will read (a frame's size
+// prefix and head, a kept body) and which it passes over (a body that
+// FrameRules.Keep did not keep), so that a Layer can spare making the
+// latter and hand over only their count (Skipper.Skip); Settled says
+// whether what it made cheaply went only to frames judged not kept.
+//
 // # TCP
 //
 // Out-of-order segments are copied and held until the hole before them is

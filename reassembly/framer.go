@@ -69,6 +69,9 @@ type framer struct {
 	// keepAll: client side, a request whose Keep said all came, and no
 	// plausible request since.
 	keepAll bool
+	// touched: since the Layer last asked (settled), bytes went to a frame
+	// that the rules keep.
+	touched bool
 	// reserving: the body of the frame being collected is reserved against
 	// the buffer caps (its size, prefix included).
 	reserving bool
@@ -422,10 +425,64 @@ func (f *framer) decideWant(ts time.Time) {
 // is longer than its head (a shorter one is kept whole anyway). A request
 // is remembered, and a response takes its request, either way.
 func (f *framer) keep(head []byte, big bool) bool {
+	var k bool
 	if f.fromClient() {
-		return f.keepRequest(head) || !big
+		k = f.keepRequest(head)
+	} else {
+		k = f.keepResponse(head)
 	}
-	return f.keepResponse(head) || !big
+	f.touched = f.touched || k
+	return k || !big
+}
+
+// unread is Skipper.Unread: only in sync, once the connection is decided,
+// are bytes ever passed over; anywhere else every byte is read.
+func (f *framer) unread() (skip, head int64) {
+	if !f.h.c.decided || f.resyncing {
+		return 0, 0
+	}
+	pl := int64(f.p().prefix)
+	switch {
+	case f.have == 0:
+		return 0, pl + HeadLen
+	case f.size == 0:
+		return 0, pl + HeadLen - f.have
+	case !f.decidedWant:
+		return 0, min(f.size, pl+HeadLen) - f.have
+	case !f.want:
+		return f.size - f.have, 0
+	}
+	return 0, 0
+}
+
+// skipped counts n bytes at off of a body not kept, as synced does when
+// they come as data.
+func (f *framer) skipped(off, n int64, pkt int, ts time.Time) {
+	if skip, _ := f.unread(); skip < n {
+		// Not what unread said: the framer cannot go on without the bytes.
+		f.frameGap(off, n, ts)
+		return
+	}
+	if (len(f.marks) == 0 || f.marks[len(f.marks)-1].pkt != pkt) && len(f.marks) < MaxFramePackets {
+		f.marks = append(f.marks, mark{off, pkt, ts.UnixNano()})
+	}
+	f.last = ts.UnixNano()
+	f.have += n
+	if f.have == f.size {
+		if f.lost > 0 {
+			f.incomplete("gap", ts)
+		} else {
+			f.emitCollected()
+		}
+	}
+}
+
+// settled is Skipper.Settled.
+func (f *framer) settled() bool {
+	t := f.touched
+	f.touched = false
+	skip, head := f.unread()
+	return !t && (skip > 0 || head > 0 && f.have == 0)
 }
 
 // keepRequest judges a request from its head: it remembers the request's

@@ -45,6 +45,27 @@ type LayerOutput interface {
 	Hold(fromClient bool, off int64, n int, ts time.Time) bool
 }
 
+// A Skipper is a LayerOutput that also says which of a direction's next
+// output bytes the framer will not read, so that a Layer can spare making
+// them: TLS decrypts only the heads of frames whose bodies are not kept.
+// layerOut, the Pipeline's LayerOutput, is one; a Layer type-asserts it.
+type Skipper interface {
+	// Unread tells how the framer takes the next output bytes of a
+	// direction. skip > 0: the next skip bytes lie in a frame body that is
+	// not kept, and Skip may stand for them. Otherwise, head > 0: only the
+	// next head bytes are read before the framer judges a frame (its size
+	// prefix and head) and may skip again; head == 0: every byte is read.
+	Unread(fromClient bool) (skip, head int64)
+	// Skip passes n output bytes at off that Unread said are not read:
+	// they count as Data would, without being made.
+	Skip(fromClient bool, off, n int64, pkt int, ts time.Time)
+	// Settled reports whether every byte handed over since the last call
+	// went to a frame the rules did not keep, judged already: a Layer that
+	// made those bytes cheaply (unauthenticated) must authenticate them
+	// when it is not. It starts a new account.
+	Settled(fromClient bool) bool
+}
+
 // LayerEvent carries a Layer's own report to the Pipeline's emit.
 type LayerEvent struct {
 	Flow
@@ -146,6 +167,26 @@ func (o layerOut) Data(fromClient bool, off int64, data []byte, pkt int, ts time
 	if h := o.half(fromClient); h != nil && len(data) > 0 {
 		h.fr.frame(data, off, pkt, ts)
 	}
+}
+
+func (o layerOut) Unread(fromClient bool) (skip, head int64) {
+	if h := o.half(fromClient); h != nil {
+		return h.fr.unread()
+	}
+	return 0, 0
+}
+
+func (o layerOut) Skip(fromClient bool, off, n int64, pkt int, ts time.Time) {
+	if h := o.half(fromClient); h != nil && n > 0 {
+		h.fr.skipped(off, n, pkt, ts)
+	}
+}
+
+func (o layerOut) Settled(fromClient bool) bool {
+	if h := o.half(fromClient); h != nil {
+		return h.fr.settled()
+	}
+	return false
 }
 
 func (o layerOut) Gap(fromClient bool, off, n int64, ts time.Time) {

@@ -59,8 +59,32 @@ func NewFactory(keys *tlsdec.KeyLog) func(reassembly.Flow, []byte) reassembly.La
 		}
 		l := new(layer)
 		l.c = tlsdec.NewConnWith(keys, sh, l)
+		if !decryptAll {
+			l.c.SetReader(l)
+		}
 		return l
 	}
+}
+
+// decryptAll turns selective decryption off: every record is opened whole,
+// which the tests compare against.
+var decryptAll bool
+
+// Unread is tlsdec.Reader's, answered by the framer when the Pipeline's
+// output says (reassembly.Skipper); without it every byte is read.
+func (l *layer) Unread(fromClient bool) (skip, head int64) {
+	if s, ok := l.out.(reassembly.Skipper); ok {
+		return s.Unread(fromClient)
+	}
+	return 0, 0
+}
+
+// Settled is tlsdec.Reader's; see Unread.
+func (l *layer) Settled(fromClient bool) bool {
+	if s, ok := l.out.(reassembly.Skipper); ok {
+		return s.Settled(fromClient)
+	}
+	return false
 }
 
 // marks is how many (offset, packet) pairs a direction remembers to name
@@ -199,6 +223,7 @@ func (l *layer) lose(fromClient bool, ts time.Time) {
 func (l *layer) End(reason string, ts time.Time, out reassembly.LayerOutput) {
 	l.enter(out, ts)
 	l.c.End(l.emit())
+
 }
 
 func (l *layer) emit() func(tlsdec.Output) {
@@ -217,6 +242,13 @@ func (l *layer) output(o tlsdec.Output) {
 		d.lost, d.started = false, true
 		d.plain = o.Offset + int64(len(o.Data))
 		l.out.Data(o.FromClient, o.Offset, o.Data, pkt, ts)
+	case tlsdec.KindSkip:
+		pkt, ts := l.packetAt(o.FromClient, o.Pos+int64(o.RecordLen)-1)
+		d.lost, d.started = false, true
+		d.plain = o.Offset + int64(o.Len)
+		if s, ok := l.out.(reassembly.Skipper); ok {
+			s.Skip(o.FromClient, o.Offset, int64(o.Len), pkt, ts)
+		}
 	case tlsdec.KindSession:
 		in := l.c.Info()
 		l.out.Event(true, l.at(), &Session{Version: in.Version, Cipher: in.Cipher, SNI: in.SNI,

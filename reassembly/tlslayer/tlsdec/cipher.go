@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"hash"
 
+	"golang.org/x/crypto/chacha20"
 	"golang.org/x/crypto/chacha20poly1305"
 )
 
@@ -102,6 +103,18 @@ type recordCipher struct {
 	nonce [12]byte
 	aad   [13]byte
 
+	// verified: a record opened under this key: the key is right. Until
+	// then every record is opened whole, so that a wrong key is found at
+	// the first record as it always was.
+	verified bool
+	// For decrypting part of a record by its offset (xorAt): the AES block
+	// of GCM, or ChaCha20's key.
+	block   cipher.Block
+	chacha  []byte
+	ctrIV   [16]byte
+	scratch [tailScan]byte
+	discard [64]byte // keystream before the offset
+
 	// CBC
 	cbc    cipher.BlockMode
 	mac    hash.Hash
@@ -111,25 +124,29 @@ type recordCipher struct {
 
 type ivSetter interface{ SetIV([]byte) }
 
-func newAEAD(s *suite, key []byte) (cipher.AEAD, error) {
+// setAEAD gives rc its AEAD, and what xorAt needs of the same key.
+func (rc *recordCipher) setAEAD(s *suite, key []byte) error {
 	if s.bulk == bulkChaCha {
-		return chacha20poly1305.New(key)
+		a, err := chacha20poly1305.New(key)
+		rc.aead, rc.chacha = a, append([]byte(nil), key...)
+		return err
 	}
 	b, err := aes.NewCipher(key)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return cipher.NewGCM(b)
+	rc.block = b
+	rc.aead, err = cipher.NewGCM(b)
+	return err
 }
 
 // newCipher13 makes a TLS 1.3 record cipher from a traffic secret.
 func newCipher13(s *suite, secret []byte) (*recordCipher, error) {
 	key, iv := trafficKey(s.prf, secret, s.keyLen)
-	a, err := newAEAD(s, key)
-	if err != nil {
+	rc := &recordCipher{s: s, tls13: true}
+	if err := rc.setAEAD(s, key); err != nil {
 		return nil, err
 	}
-	rc := &recordCipher{s: s, tls13: true, aead: a}
 	copy(rc.iv[:], iv)
 	return rc, nil
 }
@@ -166,11 +183,9 @@ func newCiphers12(s *suite, master, clientRandom, serverRandom []byte, etm bool)
 			rc.mac = hmac.New(s.mac, mac)
 			return rc, nil
 		}
-		a, err := newAEAD(s, key)
-		if err != nil {
+		if err := rc.setAEAD(s, key); err != nil {
 			return nil, err
 		}
-		rc.aead = a
 		return rc, nil
 	}
 	if client, err = mk(cKey, cMac, cIV); err != nil {
@@ -212,6 +227,7 @@ func (rc *recordCipher) open(hdr *[5]byte, in, dst []byte, seq uint64) ([]byte, 
 		if i > 1<<14 {
 			return nil, 0, errTooLong
 		}
+		rc.verified = true
 		return p[:i], p[i], nil
 	case rc.aead != nil:
 		ct := in
@@ -240,6 +256,7 @@ func (rc *recordCipher) open(hdr *[5]byte, in, dst []byte, seq uint64) ([]byte, 
 		if len(p) > 1<<14 {
 			return nil, 0, errTooLong
 		}
+		rc.verified = true
 		return p, hdr[0], nil
 	default:
 		return rc.openCBC(hdr, in, dst, seq)
@@ -304,4 +321,92 @@ func (rc *recordCipher) checkMAC(hdr *[5]byte, seq uint64, data, tag []byte) boo
 	rc.mac.Write(data)
 	sum := rc.mac.Sum(rc.macSum[:0])
 	return hmac.Equal(sum, tag)
+}
+
+// The AEAD suites encrypt with a counter-mode keystream, so any range of a
+// record's plaintext can be decrypted by starting the keystream at its
+// offset: AES-GCM's counter block for plaintext byte i is J0+1+i/16, J0 =
+// nonce||0^31||1 (NIST SP 800-38D, 96-bit nonces), and ChaCha20-Poly1305's
+// block counter is 1+i/64 (RFC 8439, 2.8; block 0 makes the Poly1305 key).
+// Nothing decrypted this way is authenticated: only open checks the tag.
+
+// partialOK reports whether rc can decrypt parts of records (xorAt).
+func (rc *recordCipher) partialOK() bool { return rc.block != nil || rc.chacha != nil }
+
+// sealed splits a record body of an AEAD suite into its nonce for seq and
+// its ciphertext without the tag; ok is false when it is too short.
+func (rc *recordCipher) sealed(in []byte, seq uint64) (ct []byte, ok bool) {
+	over := rc.aead.Overhead()
+	if !rc.tls13 && rc.s.bulk == bulkGCM {
+		if len(in) < 8+over {
+			return nil, false
+		}
+		copy(rc.nonce[:4], rc.iv[:4])
+		copy(rc.nonce[4:], in[:8])
+		return in[8 : len(in)-over], true
+	}
+	if len(in) < over {
+		return nil, false
+	}
+	rc.nonce = rc.iv
+	for i := 0; i < 8; i++ {
+		rc.nonce[4+i] ^= byte(seq >> (56 - 8*i))
+	}
+	return in[:len(in)-over], true
+}
+
+// xorAt decrypts len(dst) bytes of ciphertext ct (from sealed, whose nonce
+// it uses) starting at byte off, without authenticating them.
+func (rc *recordCipher) xorAt(ct []byte, off int, dst []byte) {
+	src := ct[off : off+len(dst)]
+	if rc.chacha != nil {
+		c, err := chacha20.NewUnauthenticatedCipher(rc.chacha, rc.nonce[:])
+		if err != nil {
+			panic("tlsdec: chacha20 key or nonce of a wrong size") // set up by setAEAD
+		}
+		c.SetCounter(uint32(1 + off/64))
+		if k := off % 64; k > 0 {
+			c.XORKeyStream(rc.discard[:k], rc.discard[:k])
+		}
+		c.XORKeyStream(dst, src)
+		return
+	}
+	copy(rc.ctrIV[:12], rc.nonce[:])
+	binary.BigEndian.PutUint32(rc.ctrIV[12:], uint32(2+off/16))
+	s := cipher.NewCTR(rc.block, rc.ctrIV[:])
+	if k := off % 16; k > 0 {
+		s.XORKeyStream(rc.discard[:k], rc.discard[:k])
+	}
+	s.XORKeyStream(dst, src)
+}
+
+// tailScan is how many bytes at the end of a TLS 1.3 record are decrypted
+// to find its content type, after the zero padding.
+const tailScan = 64
+
+// plainLen finds, without authenticating, the length of the application
+// data in record body in sent under seq, leaving ct its ciphertext (sealed).
+// ok is false when that takes more than a few bytes (a TLS 1.3 record whose
+// padding is longer than tailScan), the record is not application data or
+// is malformed: opening it whole then tells.
+func (rc *recordCipher) plainLen(hdr *[5]byte, in []byte, seq uint64) (ct []byte, n int, ok bool) {
+	ct, ok = rc.sealed(in, seq)
+	if !ok || len(ct) == 0 {
+		return nil, 0, false
+	}
+	if !rc.tls13 {
+		return ct, len(ct), hdr[0] == typeAppData && len(ct) <= 1<<14
+	}
+	k := min(tailScan, len(ct))
+	tail := rc.scratch[:k]
+	rc.xorAt(ct, len(ct)-k, tail)
+	i := k - 1
+	for i >= 0 && tail[i] == 0 {
+		i--
+	}
+	if i < 0 || tail[i] != typeAppData {
+		return nil, 0, false
+	}
+	n = len(ct) - k + i
+	return ct, n, n > 0 && n <= 1<<14
 }

@@ -64,6 +64,9 @@ const (
 	// other one's hello. The plaintext on its two sides is not contiguous, as after a KindProblem,
 	// but nothing was wrong with the bytes.
 	KindLimit
+	// KindSkip: Len bytes of application data at Offset that the Reader said are not read, and
+	// that were not decrypted (Data is nil). They count in Offset as KindData's do.
+	KindSkip
 )
 
 // Problem classifies a KindProblem.
@@ -87,6 +90,11 @@ type Output struct {
 	// direction's decrypted stream (only what was decrypted counts).
 	Data   []byte
 	Offset int64
+	// Unverified (KindData): the bytes were decrypted on their own, by their offset in the record,
+	// and the record's tag was not checked: they are a head the Reader asked for, in a record
+	// that is otherwise passed over (Info.Unverified counts those records).
+	Unverified bool
+	Len        int // KindSkip
 	// Pos is the position, in this direction's TCP stream, of the record's first byte (KindData,
 	// KindProblem, KindAlert) or of the record decoding resumed at (KindResync). Bytes reported lost
 	// through Gap count.
@@ -121,6 +129,9 @@ type Info struct {
 	KeyUpdates int
 	Tickets    int
 	Records    int // records seen in both directions, decrypted or not
+	// Unverified counts the records decrypted only in part (the Reader read only heads of them, or
+	// nothing) whose tag was therefore not checked: they are not known to be authentic.
+	Unverified int
 
 	// ClientCertUnread: the client sent a Certificate message that could not be read (malformed, or
 	// above the size handshake messages are read to): it may have named a certificate, so who the
@@ -205,7 +216,26 @@ type Conn struct {
 	app     *[2][]byte // TLS 1.3: each direction's current application traffic secret, once known
 	okRecs  int
 	info    Info
+	reader  Reader
 }
+
+// A Reader says which application data of a direction its consumer will read, so that a Conn
+// decrypts only that: Unread and Settled are reassembly.Skipper's, which a framer answers.
+type Reader interface {
+	// Unread: skip > 0: the next skip bytes of plaintext are not read; otherwise only the next
+	// head bytes are read before the consumer may skip again (head 0: every byte is read).
+	Unread(fromClient bool) (skip, head int64)
+	// Settled: every byte handed out since the last call went where nothing reads beyond a head
+	// judged not worth keeping; it starts a new account.
+	Settled(fromClient bool) bool
+}
+
+// SetReader makes the Conn decrypt only what r says is read (nil: everything). A record that
+// gives a single byte to something read beyond its head is decrypted whole and authenticated, as
+// is the first record under every key (a wrong key is reported as it always was); of the others
+// only the heads r asks for are decrypted (Output.Unverified), by their offset in the record,
+// and the rest is passed as KindSkip. Only the AEAD suites do so; CBC records are always whole.
+func (c *Conn) SetReader(r Reader) { c.reader = r }
 
 // NewConn returns a Conn that looks its secrets up in keys (which may be nil: nothing is decrypted,
 // records are counted), with buffers of its own and no budget.
@@ -525,6 +555,9 @@ func (c *Conn) record(d *direction, in []byte, own bool, out func(Output)) {
 	ctype := d.hdr[0]
 	body := in
 	encrypted := (c.tls13() && ctype == typeAppData) || (!c.tls13() && d.ccs)
+	if encrypted && c.partialRecord(d, in, own, out) {
+		return
+	}
 	if encrypted {
 		var err error
 		var ok bool
@@ -566,6 +599,85 @@ func (c *Conn) record(d *direction, in []byte, own bool, out func(Output)) {
 	if d.after != 0 {
 		c.applyAfter(d)
 	}
+}
+
+// partialRecord hands out what the Reader reads of an application data record of d and reports
+// whether it did; false: the record is to be opened whole, as without a Reader.
+func (c *Conn) partialRecord(d *direction, in []byte, own bool, out func(Output)) bool {
+	rc := d.cipher
+	if c.reader == nil || rc == nil || !rc.verified || !rc.partialOK() || d.earlyPhase || d.hdr[0] != typeAppData ||
+		c.tls13() && !d.appKeys || !c.tls13() && !d.ccs {
+		return false
+	}
+	if skip, head := c.reader.Unread(d.client); skip == 0 && head == 0 {
+		return false // all of it is read: the common case of a kept body
+	}
+	seq := rc.seq
+	ct, n, ok := rc.plainLen(&d.hdr, in, seq)
+	if !ok {
+		return false
+	}
+	c.reader.Settled(d.client) // the account of this record starts here
+	pb := c.bufs.plainBuf(n)
+	var p []byte // the record's plaintext, once opened whole
+	made := false
+	// whole opens the record and checks its tag: false when it failed, reported as it is
+	// without a Reader.
+	whole := func() bool {
+		body, _, _, err := c.open(d, in, own)
+		switch {
+		case err == errAuth:
+			c.authFailure(d, out)
+			return false
+		case err != nil || len(body) != n:
+			out(Output{Kind: KindProblem, FromClient: d.client, Pos: d.recPos, Problem: ProblemMalformed,
+				Message: "decrypted TLS record is longer than 2^14 bytes"})
+			return false
+		}
+		c.okRecs++
+		p = body
+		return true
+	}
+	for q := 0; q < n; {
+		skip, head := c.reader.Unread(d.client)
+		if skip > 0 {
+			k := int(min(skip, int64(n-q)))
+			out(Output{Kind: KindSkip, FromClient: d.client, Offset: d.plainOff, Len: k, Pos: d.recPos,
+				RecordLen: recordHeaderLen + len(in)})
+			d.plainOff += int64(k)
+			q += k
+			continue
+		}
+		k := n - q
+		if head > 0 && head < int64(k) {
+			k = int(head)
+		}
+		// What is read whole, and a head that goes on in the next record (its frame may be kept),
+		// come from the record opened whole.
+		if p == nil && (head == 0 || head > int64(n-q)) && !whole() {
+			return true
+		}
+		var b []byte
+		if p != nil {
+			b = p[q : q+k]
+		} else {
+			b = pb[q : q+k]
+			rc.xorAt(ct, q, b)
+			made = true
+		}
+		out(Output{Kind: KindData, FromClient: d.client, Data: b, Offset: d.plainOff, Pos: d.recPos,
+			RecordLen: recordHeaderLen + len(in), Unverified: p == nil})
+		d.plainOff += int64(k)
+		q += k
+	}
+	if p == nil && made && !c.reader.Settled(d.client) && !whole() {
+		return true
+	}
+	if p == nil {
+		rc.seq++
+		c.info.Unverified++
+	}
+	return true
 }
 
 // open decrypts a record of d, in place when own, else into the shared plaintext buffer; ok is
