@@ -56,6 +56,10 @@ type Options struct {
 	// BatchHeaders decodes records only as far as their batch headers
 	// (dissect.Options.BatchHeaders): for views that show no record.
 	BatchHeaders bool
+	// Workers: 1 reads, reassembles and dissects on one goroutine; more
+	// read and reassemble on one and dissect on the caller's; 0 is
+	// runtime.GOMAXPROCS(0). The output is the same.
+	Workers int
 }
 
 // DefaultOptions are the command line's defaults.
@@ -98,6 +102,8 @@ func (o *Options) Check(files []string) error {
 		return usagef("--max-frame must be at least 16 bytes")
 	case o.MaxConns < 1:
 		return usagef("--max-conns must be at least 1")
+	case o.Workers < 0:
+		return usagef("--workers takes a number of goroutines, 0 for the usable cores")
 	case o.MaxDecompressed < 0:
 		return usagef("--max-decompressed takes a number of bytes, 0 for the default")
 	}

@@ -184,7 +184,9 @@ func (r *Run) Read(ctx context.Context, l Listener) (Result, error) {
 		}
 	}
 	var err error
-	if r.opts.Iface != "" {
+	if r.workers() > 1 {
+		err = r.pipelined(ctx, s, &res)
+	} else if r.opts.Iface != "" {
 		pipe := r.newPipeline(s)
 		err = r.live(ctx, s, pipe)
 		pipe.Close()

@@ -1,0 +1,254 @@
+package capture
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/kdissect/kdissect/reassembly"
+)
+
+// workers is how many goroutines the run reads with. One is the
+// single-threaded loop of files and live. More run the reading, TCP
+// reassembly, TLS and framing on one goroutine and the dissection and the
+// listeners on the caller's (see pipelined); -c keeps the single loop,
+// whose stopping point is the packet during which the N-th message was
+// handed out: a reader running ahead would have read (and, live, written
+// with -w) packets beyond it.
+func (r *Run) workers() int {
+	n := r.opts.Workers
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	if r.opts.Count > 0 {
+		return 1
+	}
+	return n
+}
+
+// Batches of events cross from the reader to the dissector. Their size
+// keeps a channel operation rare against the work of the events in it, and
+// the memory in flight small: feedBatches of at most about batchBytes of
+// copied frames each.
+const (
+	batchItems  = 256
+	batchBytes  = 256 << 10
+	feedBatches = 4
+)
+
+type itemKind uint8
+
+const (
+	itemEvent    itemKind = iota
+	itemFile              // the next events are of file path
+	itemProgress          // report done of total
+	itemFlush             // a pipeline closed: the session hands out what it holds
+)
+
+type item struct {
+	kind        itemKind
+	ev          reassembly.Event
+	path        string
+	done, total int64
+}
+
+// batch owns the copies of the memory the pipeline reuses after an emit
+// call (Frame.Data, Frame.Packets, Incomplete.Head): they stay valid until
+// the dissector gives the batch back. Growing buf or ints leaves the
+// slices already taken pointing into the old arrays, which stay valid.
+type batch struct {
+	items []item
+	buf   []byte
+	ints  []int
+}
+
+func (b *batch) keepBytes(p []byte) []byte {
+	n := len(b.buf)
+	b.buf = append(b.buf, p...)
+	return b.buf[n:len(b.buf):len(b.buf)]
+}
+
+func (b *batch) keepInts(p []int) []int {
+	n := len(b.ints)
+	b.ints = append(b.ints, p...)
+	return b.ints[n:len(b.ints):len(b.ints)]
+}
+
+func (b *batch) reset() {
+	clear(b.items) // the events are the dissector's now, not the batch's
+	b.items, b.buf, b.ints = b.items[:0], b.buf[:0], b.ints[:0]
+	if cap(b.buf) > 4*batchBytes {
+		b.buf = nil // one huge frame should not stay allocated four times over
+	}
+}
+
+// feed is the reader's side of the hand-over.
+type feed struct {
+	full, free chan *batch
+	quit       chan struct{} // closed when the dissector gives up
+	cur        *batch
+	live       bool // hand every event over at once: a live capture shows it as it comes
+}
+
+// quitting unwinds the reader from inside the pipeline's emit when the
+// dissector is gone.
+type quitting struct{}
+
+func newFeed(live bool) *feed {
+	f := &feed{full: make(chan *batch, feedBatches), free: make(chan *batch, feedBatches), quit: make(chan struct{}), live: live}
+	for range feedBatches {
+		f.free <- &batch{items: make([]item, 0, batchItems)}
+	}
+	return f
+}
+
+func (f *feed) add(it item) {
+	if f.cur == nil {
+		select {
+		case f.cur = <-f.free:
+		case <-f.quit:
+			panic(quitting{})
+		}
+	}
+	b := f.cur
+	if it.kind == itemEvent {
+		switch e := it.ev.(type) {
+		case *reassembly.Frame:
+			// The event is the pipeline's fresh allocation, its slices
+			// the pipeline's memory: pointing them at the copies is safe.
+			e.Data = b.keepBytes(e.Data)
+			e.Packets = b.keepInts(e.Packets)
+		case *reassembly.Incomplete:
+			e.Head = b.keepBytes(e.Head)
+		}
+	}
+	b.items = append(b.items, it)
+	if f.live || len(b.items) >= batchItems || len(b.buf) >= batchBytes {
+		f.send()
+	}
+}
+
+func (f *feed) emit(e reassembly.Event) { f.add(item{kind: itemEvent, ev: e}) }
+
+func (f *feed) send() {
+	if f.cur == nil {
+		return
+	}
+	select {
+	case f.full <- f.cur:
+	case <-f.quit:
+		panic(quitting{})
+	}
+	f.cur = nil
+}
+
+// pipelined reads the capture on a goroutine of its own and dissects what
+// it finds on this one, in the order the single loop would: the reader
+// runs the very pipelines of the single loop, with every global state and
+// limit of theirs (connection numbering, --max-conns and its evictions,
+// the buffer caps, capture-time ticks, ports found by --detect), and hands
+// their events over in emit order with the points where a file begins and
+// ends, so that the session sees exactly the calls it would see.
+func (r *Run) pipelined(ctx context.Context, s *session, res *Result) error {
+	f := newFeed(r.opts.Iface != "")
+	var rerr error
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				if _, ok := p.(quitting); ok {
+					return // the dissector is gone and waits for nothing
+				}
+				rerr = fmt.Errorf("internal error reading %s: %v", r.Title(), p)
+			}
+			func() {
+				defer func() { recover() }() // quit closed meanwhile: nobody to tell
+				f.send()
+			}()
+			close(f.full)
+		}()
+		if r.opts.Iface != "" {
+			pipe := reassembly.NewPipeline(r.pipelineConfig(s), f.emit)
+			rerr = r.live(ctx, s, pipe)
+			pipe.Close()
+			f.add(item{kind: itemFlush})
+			res.add(pipe)
+			return
+		}
+		rerr = r.feedFiles(ctx, f, s, res)
+	}()
+	// A listener that panics leaves through here: the reader must not
+	// wait for it forever.
+	defer close(f.quit)
+	for b := range f.full {
+		for i := range b.items {
+			it := &b.items[i]
+			switch it.kind {
+			case itemEvent:
+				s.event(it.ev)
+			case itemFile:
+				s.file = it.path
+			case itemProgress:
+				r.opts.Progress(it.done, it.total)
+			case itemFlush:
+				s.flush()
+			}
+		}
+		b.reset()
+		f.free <- b // never blocks: it holds every batch there is
+	}
+	return rerr
+}
+
+// feedFiles is files on the reader's side: the same loop, what it told the
+// session put in the feed instead. -c never stops it (see workers).
+func (r *Run) feedFiles(ctx context.Context, f *feed, s *session, res *Result) error {
+	var total int64
+	for _, src := range r.sources {
+		total += src.size
+	}
+	progress := func(done int64) {
+		if r.opts.Progress != nil {
+			f.add(item{kind: itemProgress, done: done, total: total})
+		}
+	}
+	var done, before int64
+	n := 0
+	for _, src := range r.sources {
+		if ctx.Err() != nil {
+			break
+		}
+		consumed, _ := src.src.(interface{ Consumed() int64 })
+		f.add(item{kind: itemFile, path: src.path})
+		pipe := reassembly.NewPipeline(r.pipelineConfig(s), f.emit)
+		var err error
+		for {
+			data, ci, link, rerr := src.src.Next()
+			if rerr != nil {
+				err = rerr
+				break
+			}
+			if consumed != nil {
+				done = before + consumed.Consumed()
+			} else {
+				done += int64(len(data)) + 16
+			}
+			if n++; n%progressEvery == 0 {
+				if ctx.Err() != nil {
+					break
+				}
+				progress(done)
+			}
+			pipe.Packet(data, ci, link)
+		}
+		before += src.size
+		pipe.Close()
+		f.add(item{kind: itemFlush})
+		res.add(pipe)
+		if err != nil && err != io.EOF {
+			return err
+		}
+	}
+	progress(before)
+	return nil
+}
