@@ -4,6 +4,7 @@
 #   internal/testtools/bench/run.sh [--sizes "100000000 1000000000"] [--runs 5] [--tshark] [--dir DIR]
 #   internal/testtools/bench/run.sh --tls [--sizes "100000000"] [--runs 5] [--dir DIR]
 #   internal/testtools/bench/run.sh --records [--sizes "1000000000"] [--runs 3] [--tshark] [--dir DIR]
+#   internal/testtools/bench/run.sh --workers "1 2" [--sizes "1000000000"] [--runs 3] [--dir DIR]
 #
 # Generates the captures once (internal/testtools/bench/gencapture: 200 connections,
 # Produce v9 requests of 1-16 KiB, ~10% CreateAcls/DeleteAcls v3 pairs, a
@@ -23,6 +24,11 @@
 # --summary; with --tshark, tshark -T json on the first 20 MB of each
 # (it is ~100x slower), its MB/s to be extrapolated.
 #
+# --workers times, instead of the rows above, the bare loop and kdissect
+# --summary and --json with each --workers count given, each against the
+# bare loop (the goals: --summary <= 1.0x, --json <= 1.5x); the peak RSS
+# column is the whole process's, every goroutine's together.
+#
 # --tls generates the TLS 1.3 AES-128-GCM version instead
 # (internal/testtools/bench/tlsgen: the capture and its key log) and times
 # kdissect --summary --tls-keylog K against tshark decrypting with the same
@@ -37,6 +43,7 @@ runs=5
 want_tshark=0
 tls=0
 records=0
+workers=""
 dir=${TMPDIR:-/tmp}/kdissect-bench
 while [ $# -gt 0 ]; do
   case $1 in
@@ -45,6 +52,7 @@ while [ $# -gt 0 ]; do
     --tshark) want_tshark=1; shift ;;
     --tls) tls=1; want_tshark=1; shift ;;
     --records) records=1; shift ;;
+    --workers) workers=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     *) echo "usage: $0 [--sizes \"BYTES...\"] [--runs N] [--tshark | --tls] [--dir DIR]" >&2; exit 1 ;;
   esac
@@ -115,7 +123,17 @@ if [ $records = 1 ]; then
         awk -v n="$1" -v s="$secs" -v r="$rss" -v b="${3:-$bytes}" -v c="$((${3:-$bytes} / 1000000)) MB records, $codecs" \
           'BEGIN { printf "| %s | %s | %.2f | %.0f | %.0f |\n", c, n, s, b / 1e6 / s, r / 1024 }'
       }
-      row "gopacket bare read+reassemble" "$(measure bare "$file" "$dir/bareloop" "$file")"
+      bare=$(measure bare "$file" "$dir/bareloop" "$file")
+  row "gopacket bare read+reassemble" "$bare"
+  if [ -n "$workers" ]; then
+    for w in $workers; do
+      for form in summary json; do
+        t=$(measure "$form-$w" "$file" "$dir/kdissect" --workers "$w" "--$form" "$file")
+        row "kdissect --$form --workers $w ($(awk -v t="$t" -v b="$bare" 'BEGIN { split(t, T, " "); split(b, B, " "); printf "%.2fx bare", T[1] / B[1] }'))" "$t"
+      done
+    done
+    continue
+  fi
       row "kdissect --all --json" "$(measure json "$file" "$dir/kdissect" --all --json "$file")"
       row "kdissect --all --summary" "$(measure summary "$file" "$dir/kdissect" --all --summary "$file")"
       if [ $want_tshark = 1 ]; then
