@@ -79,6 +79,9 @@ type Meta struct {
 	// Software is what the connection's ApiVersions v3+ request said the
 	// client is (Exchange.Software), nil before one or without one.
 	Software *dissect.ClientSoftware
+	// ForwardedBy is the broker that forwarded the message in an
+	// Envelope, nil when it came straight from its client.
+	ForwardedBy *ForwardedBy
 }
 
 // Binding is an ACL binding, or a DeleteAcls filter. Enums are Kafka's
@@ -179,6 +182,9 @@ type Row struct {
 	// Software is the client software of the request's connection (the
 	// response's when the request was not read), nil when unknown.
 	Software *dissect.ClientSoftware
+	// ForwardedBy: the change came forwarded in an Envelope by this
+	// broker; Principal and Client are then the envelope's.
+	ForwardedBy *ForwardedBy
 }
 
 // Failed reports whether the broker refused the change.
@@ -366,14 +372,15 @@ func Rows(req *Request, resp *Response) []Row {
 	// Stamped here rather than by each kind's builder: every row of an
 	// exchange is by the same connection.
 	var sw *dissect.ClientSoftware
+	var fwd *ForwardedBy
 	switch {
 	case req != nil:
-		sw = req.Software
+		sw, fwd = req.Software, req.ForwardedBy
 	case resp != nil:
-		sw = resp.Software
+		sw, fwd = resp.Software, resp.ForwardedBy
 	}
 	for i := range rows {
-		rows[i].Software = sw
+		rows[i].Software, rows[i].ForwardedBy = sw, fwd
 	}
 	return rows
 }

@@ -252,7 +252,7 @@ func sampleRows(t *testing.T) []Row {
 
 var jsonKeys = []string{"time", "client", "broker", "principal", "client_id", "action", "api_version",
 	"correlation_id", "binding", "result", "error_code", "error_name", "error_message", "filter_index",
-	"latency_us", "request_index", "response_index", "kind", "target", "client_software"}
+	"latency_us", "request_index", "response_index", "kind", "target", "client_software", "forwarded_by"}
 
 func TestJSON(t *testing.T) {
 	rows := sampleRows(t)
@@ -289,7 +289,7 @@ func TestJSON(t *testing.T) {
 			"principal": "User:bob", "host": "*", "operation": "READ", "permission": "ALLOW"},
 		"result": "error", "error_code": -1.0, "error_name": "UNKNOWN_SERVER_ERROR", "error_message": "disk on fire",
 		"filter_index": 0.0, "latency_us": 231.0, "request_index": 25.0, "response_index": 26.0,
-		"kind": "acl", "target": nil, "client_software": nil,
+		"kind": "acl", "target": nil, "client_software": nil, "forwarded_by": nil,
 	}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("line 4:\n got %v\nwant %v", r, want)
@@ -316,7 +316,7 @@ func TestCSV(t *testing.T) {
 	want := []string{"2026-11-29T18:24:47.281861Z", "192.0.2.10:50500", "192.0.2.1:9092", "User:admin", "kadm",
 		"create", "3", "7", "GROUP", "consumers-", "PREFIXED", "User:bob", "*", "READ", "DENY",
 		"error", "31", "CLUSTER_AUTHORIZATION_FAILED", "CLUSTER_AUTHORIZATION_FAILED", "", "231", "15", "16",
-		"acl", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", ""}
+		"acl", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", ""}
 	if !reflect.DeepEqual(recs[2], want) {
 		t.Errorf("record 2\n got %q\nwant %q", recs[2], want)
 	}
@@ -483,12 +483,12 @@ func TestEffect(t *testing.T) {
 	}
 	b.Reset()
 	WriteJSON(&b, got)
-	if !strings.Contains(b.String(), `"response_index":null,"kind":"acl","target":null,"client_software":null,"effect":"added"}`) {
+	if !strings.Contains(b.String(), `"response_index":null,"kind":"acl","target":null,"client_software":null,"forwarded_by":null,"effect":"added"}`) {
 		t.Errorf("effect JSON: %s", b.String())
 	}
 	b.Reset()
 	WriteCSV(&b, nil, CSVOptions{Effect: true})
-	if !strings.HasSuffix(b.String(), ",response_index,kind,inferred,validate_only,target_user,target_mechanism,target_iterations,target_owner,target_renewers,target_max_lifetime_ms,target_renew_period_ms,target_expiry_period_ms,target_token_id,target_entity,target_resource_type,target_resource_name,target_key,target_value,client_software_name,client_software_version,effect\n") {
+	if !strings.HasSuffix(b.String(), ",response_index,kind,inferred,validate_only,target_user,target_mechanism,target_iterations,target_owner,target_renewers,target_max_lifetime_ms,target_renew_period_ms,target_expiry_period_ms,target_token_id,target_entity,target_resource_type,target_resource_name,target_key,target_value,client_software_name,client_software_version,forwarded_by_broker,forwarded_by_principal,effect\n") {
 		t.Errorf("effect CSV header: %s", b.String())
 	}
 }

@@ -108,6 +108,7 @@ func APIs(kinds []Kind, reads bool) map[int16]bool {
 			m[key] = true
 		}
 	}
+	m[envelopeKey] = true // it may forward a change of any kind
 	return m
 }
 

@@ -24,6 +24,9 @@ type Log struct {
 	// instead of the log keeping them; Finish then returns only the
 	// unanswered requests' rows.
 	Stream func([]Row)
+	// Kinds, when set, are the kinds kept of the changes forwarded in an
+	// Envelope (the others come only as the APIs asked for).
+	Kinds []Kind
 }
 
 // NewLog returns an empty log.
@@ -33,7 +36,11 @@ func NewLog() *Log { return &Log{reqs: map[int]*Request{}, tokens: map[string]to
 // and Broker already the connection's two sides; peer is the index of its
 // counterpart (Exchange.Peer), 0 when there is none.
 func (l *Log) Add(m *dissect.Message, meta Meta, peer int) {
-	if m == nil || IsRead(m.APIKey) && !l.Reads {
+	if m == nil {
+		return
+	}
+	m, meta, ok := unwrap(m, meta)
+	if !ok || IsRead(m.APIKey) && !l.Reads || l.Kinds != nil && !contains(l.Kinds, KindOfAPI(m.APIKey)) {
 		return
 	}
 	if m.Direction == dissect.Request {

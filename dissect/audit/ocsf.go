@@ -91,6 +91,12 @@ func appendOCSF(b []byte, r *Row) []byte {
 		b = append(b, `,"app_name":`...)
 		b = dissect.AppendJSONString(b, *r.ClientID)
 	}
+	if f := r.ForwardedBy; f != nil {
+		// The broker that forwarded the change invoked it on the
+		// client's behalf; unmapped.forwarded_by has it as JSON.
+		b = append(b, `,"invoked_by":`...)
+		b = dissect.AppendJSONString(b, "broker "+addr(f.Broker)+forwardedPrincipal(f))
+	}
 	b = append(b, '}')
 	b = appendEndpoint(b, "src_endpoint", r.Client.Addr().String(), int(r.Client.Port()), r.Client.IsValid())
 	b = appendEndpoint(b, "dst_endpoint", r.Broker.Addr().String(), int(r.Broker.Port()), r.Broker.IsValid())
@@ -135,6 +141,8 @@ func appendOCSF(b []byte, r *Row) []byte {
 	// the client id already: unmapped, as the row's JSON has it.
 	b = append(b, `,"client_software":`...)
 	b = appendSoftwareJSON(b, r.Software)
+	b = append(b, `,"forwarded_by":`...)
+	b = appendForwardedJSON(b, r.ForwardedBy)
 	if r.Effect != "" {
 		b = append(b, `,"effect":"`...)
 		b = append(b, r.Effect...)
@@ -150,6 +158,9 @@ func appendEndpoint(b []byte, key, ip string, port int, ok bool) []byte {
 	}
 	b = append(b, `{"ip":`...)
 	b = dissect.AppendJSONString(b, ip)
+	if port == 0 {
+		return append(b, '}') // a forwarded client: its envelope names no port
+	}
 	b = append(b, `,"port":`...)
 	b = strconv.AppendInt(b, int64(port), 10)
 	return append(b, '}')

@@ -81,6 +81,8 @@ func appendRowJSON(b []byte, r *Row) []byte {
 	b = appendTargetJSON(b, r)
 	b = append(b, `,"client_software":`...)
 	b = appendSoftwareJSON(b, r.Software)
+	b = append(b, `,"forwarded_by":`...)
+	b = appendForwardedJSON(b, r.ForwardedBy)
 	if r.Inferred {
 		b = append(b, `,"inferred":true`...)
 	}
@@ -234,7 +236,7 @@ func jsonAddr(b []byte, a netip.AddrPort) []byte {
 	if !a.IsValid() {
 		return append(b, "null"...)
 	}
-	return dissect.AppendJSONString(b, a.String())
+	return dissect.AppendJSONString(b, addr(a))
 }
 
 // CSVHeader is the header line of WriteCSV: the JSON keys, binding's
@@ -251,6 +253,7 @@ var CSVHeader = []string{
 	"target_owner", "target_renewers", "target_max_lifetime_ms", "target_renew_period_ms", "target_expiry_period_ms", "target_token_id",
 	"target_entity", "target_resource_type", "target_resource_name", "target_key", "target_value",
 	"client_software_name", "client_software_version",
+	"forwarded_by_broker", "forwarded_by_principal",
 }
 
 // CSVOptions shape WriteCSV's output.
@@ -315,6 +318,11 @@ func writeCSVRows(cw *csv.Writer, rows []Row, opt CSVOptions) error {
 			swName, swVersion = &r.Software.Name, &r.Software.Version
 		}
 		rec = append(rec, text(swName), text(swVersion))
+		if f := r.ForwardedBy; f != nil {
+			rec = append(rec, addr(f.Broker), text(f.Principal))
+		} else {
+			rec = append(rec, "", "")
+		}
 		if opt.Effect {
 			rec = append(rec, r.Effect)
 		}
@@ -406,6 +414,9 @@ func addr(a netip.AddrPort) string {
 	if !a.IsValid() {
 		return ""
 	}
+	if a.Port() == 0 {
+		return a.Addr().String() // a forwarded client: its envelope names no port
+	}
 	return a.String()
 }
 
@@ -432,7 +443,7 @@ var (
 	colTime      = column{head: "TIME", min: 19, cell: func(r *Row) string { return r.Time.UTC().Format("2006-01-02 15:04:05") }}
 	colClock     = column{head: "TIME", min: 8, cell: func(r *Row) string { return r.Time.UTC().Format("15:04:05") }}
 	colClient    = column{head: "CLIENT", min: 9, cell: func(r *Row) string { return orDash(addr(r.Client)) }}
-	colPrincipal = column{head: "PRINCIPAL", min: 6, pref: 16, cell: func(r *Row) string { return orDash(esc(r.Principal)) }}
+	colPrincipal = column{head: "PRINCIPAL", min: 6, pref: 16, cell: func(r *Row) string { return orDash(esc(r.Principal)) + forwardedText(r.ForwardedBy) }}
 	colAction    = column{head: "ACTION", min: 6, cell: actionText}
 	colBinding   = column{head: "BINDING", min: 16, pref: 44, cell: changeText}
 	colResult    = column{head: "RESULT", min: 8, pref: 20, cell: resultText}

@@ -57,7 +57,7 @@ type Audit struct {
 // NewAudit returns a change-log writer to w.
 func NewAudit(w io.Writer, o AuditOptions) *Audit {
 	a := &Audit{o: o, w: bufio.NewWriterSize(w, 1<<16), log: audit.NewLog()}
-	a.log.Reads = o.Reads
+	a.log.Reads, a.log.Kinds = o.Reads, o.Kinds
 	if o.Follow && o.Format != "table" && !o.Effect {
 		// Each exchange's rows as its response arrives; the unanswered
 		// ones when the capture stops.
@@ -134,6 +134,9 @@ func (a *Audit) BlindSpots() []audit.BlindSpot { return a.blind }
 // audited says whether the log reads an API's messages.
 func (a *Audit) audited(key int16) bool {
 	k := audit.KindOfAPI(key)
+	if key == 58 {
+		return true // an Envelope may forward a change of any kind
+	}
 	if k == "" || audit.IsRead(key) && !a.o.Reads {
 		return false
 	}
