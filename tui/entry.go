@@ -16,7 +16,7 @@ func EntryOf(m *dissect.Message) Entry {
 	e := Entry{
 		Direction: m.Direction, APIKey: m.APIKey, APIName: m.APIName, APIVersion: m.APIVersion,
 		CorrelationID: m.CorrelationID, Summary: m.Summary, HasProblems: len(m.Problems) > 0,
-		Size: frameSize(m),
+		Size: frameSize(m), Forwarded: m.Inner != nil,
 	}
 	e.ClientID, e.HasClientID = clientID(m.Tree)
 	if m.Direction == dissect.Response {

@@ -118,7 +118,7 @@ func (a *entryFields) Field(name string, yield func(filter.Value) bool) {
 			str(e.TLSSNI)
 		}
 	case "forwarded":
-		yield(filter.Bool(false)) // as NDJSON: no Envelope is decoded as such yet
+		yield(filter.Bool(e.Forwarded))
 	case "malformed":
 		yield(filter.Bool(e.HasProblems))
 	case "summary":

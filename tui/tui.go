@@ -57,6 +57,7 @@ type Entry struct {
 	Size         int    // the frame's size, size prefix included
 	File         string // the capture file, "" live
 	Inferred     bool   // decoded by guessing the request (--guess)
+	Forwarded    bool   // an Envelope carrying a forwarded message
 	// TLSVersion, TLSCipher and TLSSNI are the decrypted session's; ""
 	// for plaintext.
 	TLSVersion, TLSCipher, TLSSNI string

@@ -299,9 +299,9 @@ func messageValues(r *capture.Record, id fieldID, dst []Value) []Value {
 		}
 		return dst
 	case fForwarded:
-		// A message forwarded inside an Envelope is not decoded as such
-		// yet: none is.
-		return append(dst, Bool(false))
+		// An Envelope whose forwarded message was decoded: the message
+		// NDJSON's "forwarded" is not null for.
+		return append(dst, Bool(m.Inner != nil))
 	case fSummary:
 		return append(dst, String(m.Summary))
 	case fSoftwareName, fSoftwareVersion:

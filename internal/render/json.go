@@ -91,6 +91,12 @@ func appendMessageJSON(b []byte, r *capture.Record) []byte {
 		b = dissect.AppendJSONString(b, cs.Version)
 		b = append(b, '}')
 	}
+	b = append(b, `,"forwarded":`...)
+	broker := r.Flow.Src // the envelope's connection's client is the forwarding broker
+	if r.Message.Direction == dissect.Response {
+		broker = r.Flow.Dst
+	}
+	b = dissect.AppendForwardedJSON(b, r.Message, broker, x.Identity.Principal)
 	b = append(b, ',')
 	return dissect.AppendJSONFields(b, r.Message)
 }
