@@ -123,17 +123,7 @@ if [ $records = 1 ]; then
         awk -v n="$1" -v s="$secs" -v r="$rss" -v b="${3:-$bytes}" -v c="$((${3:-$bytes} / 1000000)) MB records, $codecs" \
           'BEGIN { printf "| %s | %s | %.2f | %.0f | %.0f |\n", c, n, s, b / 1e6 / s, r / 1024 }'
       }
-      bare=$(measure bare "$file" "$dir/bareloop" "$file")
-  row "gopacket bare read+reassemble" "$bare"
-  if [ -n "$workers" ]; then
-    for w in $workers; do
-      for form in summary json; do
-        t=$(measure "$form-$w" "$file" "$dir/kdissect" --workers "$w" "--$form" "$file")
-        row "kdissect --$form --workers $w ($(awk -v t="$t" -v b="$bare" 'BEGIN { split(t, T, " "); split(b, B, " "); printf "%.2fx bare", T[1] / B[1] }'))" "$t"
-      done
-    done
-    continue
-  fi
+      row "gopacket bare read+reassemble" "$(measure bare "$file" "$dir/bareloop" "$file")"
       row "kdissect --all --json" "$(measure json "$file" "$dir/kdissect" --all --json "$file")"
       row "kdissect --all --summary" "$(measure summary "$file" "$dir/kdissect" --all --summary "$file")"
       if [ $want_tshark = 1 ]; then
@@ -155,13 +145,23 @@ for size in $sizes; do
   file="$dir/bench-$size.pcap"
   [ -f "$file" ] || "$dir/gencapture" -o "$file" -size "$size"
   cat "$file" >/dev/null
-  bytes=$(stat -c %s "$file")
+  bytes=$(stat -Lc %s "$file")
   row() {
     read -r secs rss <<<"$2"
     awk -v n="$1" -v s="$secs" -v r="$rss" -v b="$bytes" -v c="$((bytes / 1000000)) MB" \
       'BEGIN { printf "| %s | %s | %.2f | %.0f | %.0f |\n", c, n, s, b / 1e6 / s, r / 1024 }'
   }
-  row "gopacket bare read+reassemble" "$(measure bare "$file" "$dir/bareloop" "$file")"
+  bare=$(measure bare "$file" "$dir/bareloop" "$file")
+  row "gopacket bare read+reassemble" "$bare"
+  if [ -n "$workers" ]; then
+    for w in $workers; do
+      for form in summary json; do
+        t=$(measure "$form-$w" "$file" "$dir/kdissect" --workers "$w" "--$form" "$file")
+        row "kdissect --$form --workers $w ($(awk -v t="$t" -v b="$bare" 'BEGIN { split(t, T, " "); split(b, B, " "); printf "%.2fx bare", T[1] / B[1] }'))" "$t"
+      done
+    done
+    continue
+  fi
   row "kdissect --summary" "$(measure summary "$file" "$dir/kdissect" --summary "$file")"
   row "kdissect --json" "$(measure json "$file" "$dir/kdissect" --json "$file")"
   # The display filter's cost (issue 17: within 10% of --summary); with
