@@ -166,11 +166,13 @@ for size in $sizes; do
   row "kdissect --json" "$(measure json "$file" "$dir/kdissect" --json "$file")"
   # The display filter's cost (issue 17: within 10% of --summary); with
   # --all every Produce is a message, which a filter on the header passes
-  # over undecoded.
+  # over undecoded. The generated Produce bodies are random bytes: --all
+  # finds them malformed, and exit status 2 is no failure here.
   acl='api == "CreateAcls"'
+  malformed_ok='"$0" "$@" || [ $? = 2 ]'
   row "kdissect --summary -Y '$acl'" "$(measure filter "$file" "$dir/kdissect" --summary -Y "$acl" "$file")"
-  row "kdissect --all --summary" "$(measure all "$file" "$dir/kdissect" --all --summary "$file")"
-  row "kdissect --all --summary -Y '$acl'" "$(measure allfilter "$file" "$dir/kdissect" --all --summary -Y "$acl" "$file")"
+  row "kdissect --all --summary" "$(measure all "$file" sh -c "$malformed_ok" "$dir/kdissect" --all --summary "$file")"
+  row "kdissect --all --summary -Y '$acl'" "$(measure allfilter "$file" sh -c "$malformed_ok" "$dir/kdissect" --all --summary -Y "$acl" "$file")"
   if [ $want_tshark = 1 ]; then
     saved=$runs; runs=1
     row "tshark fields, ACL filter" "$(measure tshark "$file" tshark -r "$file" -d tcp.port==9092,kafka \
