@@ -170,10 +170,21 @@ func FuzzConn(f *testing.F) {
 	f.Fuzz(func(t *testing.T, client, server []byte, chunk uint16) {
 		c := NewConn(kl)
 		n := int(chunk%2000) + 1
+		var out func(Output)
+		if chunk&0x8000 != 0 {
+			// Decrypting selectively: plans that change with every question.
+			r := &fuzzReader{n: int64(chunk)}
+			c.SetReader(r)
+			out = func(o Output) {
+				if o.Kind == KindSkip && (o.Len <= 0 || int64(o.Len) > r.skip) {
+					t.Fatalf("skipped %d bytes, %d skippable", o.Len, r.skip)
+				}
+			}
+		}
 		for len(client) > 0 || len(server) > 0 {
 			a, b := min(n, len(client)), min(n, len(server))
-			c.Feed(true, client[:a], nil)
-			c.Feed(false, server[:b], nil)
+			c.Feed(true, client[:a], out)
+			c.Feed(false, server[:b], out)
 			client, server = client[a:], server[b:]
 			if n%7 == 0 {
 				c.Gap(true, -1, nil)
@@ -182,3 +193,21 @@ func FuzzConn(f *testing.F) {
 		_ = c.Info()
 	})
 }
+
+// fuzzReader answers a Conn's questions with plans that vary.
+type fuzzReader struct{ n, k, skip int64 }
+
+func (r *fuzzReader) Unread(bool) (skip, head int64) {
+	r.k++
+	r.skip = 0
+	switch r.k % 3 {
+	case 0:
+		r.skip = 1 + (r.n*r.k)%20000
+		return r.skip, 0
+	case 1:
+		return 0, 1 + r.k%70
+	}
+	return 0, 0
+}
+
+func (r *fuzzReader) Settled(bool) bool { return r.k%2 == 0 }
