@@ -15,6 +15,8 @@
 //     length prefixes, each checked against the bytes left;
 //   - arena.go holds the decoder's state and hands out the tree's nodes
 //     from reusable slabs.
+//   - envelope.go reads what an Envelope (API key 58) forwards as the
+//     messages, principal and address they are, nested under its bytes.
 //
 // Malformed input never panics and never allocates from a length read off
 // the wire; the walk stops at the first structural problem and keeps the

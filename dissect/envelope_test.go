@@ -363,3 +363,41 @@ func (s *envSink) Message(_ string, x Exchange, m *Message) {
 func (s *envSink) Unmatched(string, Unmatched)   {}
 func (s *envSink) Incomplete(string, Incomplete) {}
 func (s *envSink) Event(string)                  {}
+
+// FuzzEnvelope: whatever an Envelope carries, as its request's RequestData
+// and principal or as its response's ResponseData, decodes without a
+// panic into a tree that keeps the invariants and renders cleanly.
+func FuzzEnvelope(f *testing.F) {
+	f.Add(testkit.KmsgRequest(envCreateAcls(), 7, nil)[4:], testkit.PrincipalData("User", "a", false), int16(30), int16(3))
+	f.Add(testkit.KmsgResponse(envCreateAclsResp(31), 7)[4:], []byte{0, 0, 1}, int16(38), int16(3))
+	f.Add([]byte{0, 58, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0, 0x10}, []byte{0, 1, 0xff}, int16(58), int16(0))
+	f.Fuzz(func(t *testing.T, data, principal []byte, key, ver int16) {
+		env := kmsg.NewPtrEnvelopeRequest()
+		env.RequestData, env.RequestPrincipal, env.ClientHostAddress = data, principal, principal
+		frame := testkit.KmsgRequest(env, 1, nil)
+		resp := kmsg.NewPtrEnvelopeResponse()
+		resp.ResponseData = data
+		rframe := testkit.KmsgResponse(resp, 1)
+		for _, c := range []struct {
+			frame []byte
+			o     Options
+		}{
+			{frame, Options{}},
+			{rframe, Options{Direction: Response, APIKey: 58, Inner: InnerAPI{Known: true, APIKey: key, APIVersion: ver}}},
+			{rframe, Options{Direction: Response, APIKey: 58}},
+		} {
+			m := Builtin().Decode(c.frame, c.o)
+			if err := checkShape(m, c.frame, false); err != nil {
+				t.Fatal(err)
+			}
+			if err := checkRendered(m); err != nil {
+				t.Fatal(err)
+			}
+			if m.Inner != nil {
+				if err := checkRendered(m.Inner); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}
