@@ -58,8 +58,15 @@ func (m *Model) buildAudit() {
 	m.auditBlind()
 }
 
-// audited says whether the audit view reads an API's messages.
-func audited(key int16) bool { return audit.KindOfAPI(key) != "" && !audit.IsRead(key) }
+// audited says whether the audit view reads an API's messages: an
+// Envelope's too, which may forward a change of any kind (the log unwraps
+// it).
+func audited(key int16) bool {
+	return audit.KindOfAPI(key) != "" && !audit.IsRead(key) || key == envelopeKey
+}
+
+// envelopeKey is Envelope, a KRaft broker's forwarding of admin requests.
+const envelopeKey = 58
 
 // auditBlind makes the view's blind-spot sentences again when the reader
 // found more since; it says whether it did.

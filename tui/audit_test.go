@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -267,4 +268,24 @@ func TestAuditViewResize(t *testing.T) {
 	// A screen too small for the explorer and back.
 	m = send(m, tea.WindowSizeMsg{Width: 30, Height: 8}, tea.WindowSizeMsg{Width: 100, Height: 12})
 	shown("after a tiny screen", m)
+}
+
+// A change forwarded inside an Envelope is a row of the view too, by the
+// principal the envelope names (its response not captured here).
+func TestAuditViewForwardedChange(t *testing.T) {
+	r := kmsg.NewPtrCreateACLsRequest()
+	r.SetVersion(3)
+	c := kmsg.NewCreateACLsRequestCreation()
+	c.ResourceType, c.ResourceName, c.ResourcePatternType = kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLResourcePatternTypeLiteral
+	c.Principal, c.Host, c.Operation, c.PermissionType = "User:bob", "*", kmsg.ACLOperationWrite, kmsg.ACLPermissionTypeAllow
+	r.Creations = append(r.Creations, c)
+	frame := testkit.EnvelopeRequest(r, 7, nil, "User", "alice", netip.MustParseAddr("10.0.0.5"), 3, nil)
+	load := func(int) (*dissect.Message, error) { return dissect.Builtin().Decode(frame, dissect.Options{}), nil }
+	m1, _ := load(1)
+	m := newTestModel(t, load, []Entry{entryOf(1, t0, "10.0.0.9:50312", "10.0.0.2:9093", m1, -1)}, 160, 24)
+	m = send(m, keys("a")...)
+	screen := strings.Join(screenLines(t, m), "\n")
+	if len(m.audit.rows) != 1 || !strings.Contains(screen, "User:alice") || !strings.Contains(screen, "ALLOW User:bob WRITE on TOPIC orders") {
+		t.Errorf("%d rows:\n%s", len(m.audit.rows), screen)
+	}
 }
