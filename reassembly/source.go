@@ -44,6 +44,7 @@ type fileSource struct {
 	f     *os.File  // nil for stdin
 	codec string    // "gzip" or "zstd" when the capture is compressed
 	dec   io.Closer // the decompressor, when it holds resources
+	ahead *readAhead
 	in    *countingReader
 	pcap  *pcapgo.Reader
 	ng    *pcapgo.NgReader
@@ -299,6 +300,10 @@ func (s *fileSource) Next() ([]byte, gopacket.CaptureInfo, layers.LinkType, erro
 }
 
 func (s *fileSource) Close() error {
+	if s.ahead != nil {
+		s.ahead.close()
+		s.ahead = nil
+	}
 	if s.dec != nil {
 		s.dec.Close()
 		s.dec = nil

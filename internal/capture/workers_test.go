@@ -2,6 +2,7 @@ package capture_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -114,7 +115,14 @@ func runView(t *testing.T, v view, workers int, o capture.Options, files []strin
 	return output{out.String(), warn.String(), res, err}
 }
 
-// sameAcrossWorkers runs every view with 1 worker and with 2, 3 and 4
+// workerCounts are compared with one worker; benchScale divides the
+// bench generators' sizes (see race_workers_test.go).
+var (
+	workerCounts = []int{2, 3, 4}
+	benchScale   = 1
+)
+
+// sameAcrossWorkers runs every view with 1 worker and with workerCounts
 // and wants the very same bytes, result and warnings.
 func sameAcrossWorkers(t *testing.T, o capture.Options, files []string, vs []view) {
 	t.Helper()
@@ -122,7 +130,7 @@ func sameAcrossWorkers(t *testing.T, o capture.Options, files []string, vs []vie
 	for _, v := range vs {
 		want := runView(t, v, 1, o, files)
 		shown = shown || want.out != ""
-		for _, n := range []int{2, 3, 4} {
+		for _, n := range workerCounts {
 			got := runView(t, v, n, o, files)
 			if got.out != want.out {
 				t.Errorf("%s: %d workers: output differs from one worker's at byte %d:\n%s", v.name, n, firstDiff(got.out, want.out), around(got.out, want.out))
@@ -171,6 +179,26 @@ func TestWorkersShippedCaptures(t *testing.T) {
 	}
 	// Several files in one run: indexes run on, packets start again.
 	sameAcrossWorkers(t, capture.DefaultOptions(), pcaps, views[:4])
+	// Compressed, and cut in the middle of a packet: the same records
+	// before the same error.
+	raw, err := os.ReadFile("../../testdata/pcaps/sasl-scram-acls.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(raw)
+	zw.Close()
+	dir := t.TempDir()
+	cut, zipped := filepath.Join(dir, "cut.pcap"), filepath.Join(dir, "z.pcap.gz")
+	os.WriteFile(cut, raw[:len(raw)*2/3], 0o644)
+	os.WriteFile(zipped, gz.Bytes(), 0o644)
+	for _, f := range []string{cut, zipped} {
+		sameAcrossWorkers(t, capture.DefaultOptions(), []string{f}, views[:4])
+	}
+	if out := runView(t, views[3], 2, capture.DefaultOptions(), []string{cut}); out.err == nil {
+		t.Error("a cut file read with two workers gave no error")
+	}
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
@@ -340,13 +368,13 @@ func TestWorkersBenchCaptures(t *testing.T) {
 		}
 		return out
 	}
-	gc := gen("gencapture", "-size", "6000000", "-conns", "60")
+	gc := gen("gencapture", "-size", fmt.Sprint(6000000/benchScale), "-conns", "60")
 	rc := filepath.Join(dir, "records.pcap")
-	if b, err := exec.Command("go", "run", "../testtools/bench/gencapture", "-o", rc, "-size", "3000000", "-records", "mixed").CombinedOutput(); err != nil {
+	if b, err := exec.Command("go", "run", "../testtools/bench/gencapture", "-o", rc, "-size", fmt.Sprint(3000000/benchScale), "-records", "mixed").CombinedOutput(); err != nil {
 		t.Fatalf("gencapture -records: %v\n%s", err, b)
 	}
-	churn := gen("scalegen", "-case", "churn", "-conns", "3000")
-	holes := gen("scalegen", "-case", "holes", "-conns", "400")
+	churn := gen("scalegen", "-case", "churn", "-conns", fmt.Sprint(3000/benchScale))
+	holes := gen("scalegen", "-case", "holes", "-conns", fmt.Sprint(400/benchScale))
 	vs := []view{
 		{name: "summary", form: render.Summary},
 		{name: "all json", form: render.JSON, all: true},
