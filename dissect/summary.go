@@ -50,7 +50,7 @@ func summarize(m *Message) string {
 	if len(b) == head && m.Direction == Request {
 		if c := m.Tree.Find("RequestHeader", "client_id"); c != nil && !c.Null && c.Str != "" {
 			b = append(b, "client "...)
-			b = append(b, Escape(c.Str)...)
+			b = appendClipped(b, c.Str)
 		}
 	}
 	if len(b) == head {
@@ -311,7 +311,7 @@ func appendAPI(b []byte, m *Message, body *Node, head int) []byte {
 			b = appendLabeled(b, head, body, "ClientSoftwareName", "client")
 			if v, ok := str(body, "ClientSoftwareVersion"); ok && len(b) > head {
 				b = append(b, ' ')
-				b = append(b, Escape(v)...)
+				b = appendClipped(b, v)
 			}
 		} else if ks := body.Child("ApiKeys"); ks != nil && ks.HasValue() && !ks.Null {
 			b = sep(b, head)
@@ -376,7 +376,7 @@ func appendLabeled(b []byte, head int, n *Node, name, label string) []byte {
 	if s == "" {
 		return append(b, `""`...)
 	}
-	return append(b, Escape(s)...)
+	return appendClipped(b, s)
 }
 
 // appendNum writes "label N" for an integer child, unless it is skip.
@@ -441,7 +441,7 @@ func appendNames(b []byte, arr *Node, name func(*Node) string) []byte {
 		if shown > 0 {
 			b = append(b, ", "...)
 		}
-		b = append(b, Escape(s)...)
+		b = appendClipped(b, s)
 		shown++
 	})
 	if arr != nil && arr.HasValue() && arr.Int > int64(shown) && shown > 0 {
@@ -627,7 +627,7 @@ func appendProduced(b []byte, body *Node, head int) []byte {
 				b = append(b, ", "...)
 			}
 			shown++
-			b = append(b, Escape(topicOf(t))...)
+			b = appendClipped(b, topicOf(t))
 			b = append(b, '[')
 			i, _ := num(p, "Index")
 			b = strconv.AppendInt(b, i, 10)
@@ -717,7 +717,7 @@ func appendGroup(b []byte, n *Node, head int) []byte {
 			b = append(b, "new member"...)
 		} else {
 			b = append(b, "member "...)
-			b = append(b, Escape(s)...)
+			b = appendClipped(b, s)
 		}
 	}
 	b = appendLabeled(b, head, n, "GroupInstanceId", "instance")
@@ -741,7 +741,7 @@ func appendJoinGroup(b []byte, body *Node, head int, req bool) []byte {
 		b = appendGroup(b, body, head)
 		if pt, ok := str(body, "ProtocolType"); ok {
 			b = sep(b, head)
-			b = append(b, Escape(pt)...)
+			b = appendClipped(b, pt)
 			if ps := body.Child("Protocols"); ps != nil && ps.HasValue() && ps.Int > 0 {
 				b = append(b, ": "...)
 				b = appendNames(b, ps, func(e *Node) string { s, _ := str(e, "Name"); return s })
@@ -855,7 +855,7 @@ func appendFindCoordinator(b []byte, body *Node, head int, req bool) []byte {
 		b = strconv.AppendInt(b, id, 10)
 		if h, ok := str(node, "Host"); ok {
 			b = append(b, " at "...)
-			b = append(b, Escape(h)...)
+			b = appendClipped(b, h)
 			if p, ok := num(node, "Port"); ok {
 				b = append(b, ':')
 				b = strconv.AppendInt(b, p, 10)
@@ -889,7 +889,7 @@ func appendDescribeGroups(b []byte, body *Node, head int, req bool) []byte {
 	b = appendLabeled(b, head, g, "GroupId", "group")
 	if st, ok := str(g, "GroupState"); ok && st != "" {
 		b = append(b, ' ')
-		b = append(b, Escape(st)...)
+		b = appendClipped(b, st)
 	}
 	if ms := g.Child("Members"); ms != nil && ms.HasValue() && !ms.Null {
 		b = sep(b, head)
@@ -1005,7 +1005,7 @@ func appendGeneric(b []byte, body *Node, head int) []byte {
 			b = sep(b, head)
 			b = append(b, c.Name...)
 			b = append(b, ' ')
-			b = append(b, Escape(c.Str)...)
+			b = appendClipped(b, c.Str)
 			parts++
 		case c.Kind == KindArray && c.HasValue() && !c.Null && c.Int > 0:
 			b = sep(b, head)
@@ -1120,4 +1120,23 @@ func appendErrors(b []byte, body *Node, head int) []byte {
 		b = append(b, " more"...)
 	}
 	return b
+}
+
+// summaryClip is how many characters of one name a summary shows: a line is
+// for scanning, and a garbled or hostile frame can carry names of kilobytes
+// (random bytes read as a topic name), which would make --summary print more
+// than the capture holds. The tree keeps the whole value.
+const summaryClip = 64
+
+// appendClipped appends s escaped, cut to summaryClip characters with "…".
+func appendClipped(b []byte, s string) []byte {
+	n := 0
+	for i := range s {
+		if n == summaryClip {
+			b = append(b, Escape(s[:i])...)
+			return append(b, "…"...)
+		}
+		n++
+	}
+	return append(b, Escape(s)...)
 }

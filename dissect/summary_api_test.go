@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kdissect/kdissect/internal/testtools/testkit"
@@ -298,5 +299,19 @@ func BenchmarkSummaryFetch(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = summarize(m)
+	}
+}
+
+// A name of kilobytes (a garbled frame, or a hostile one) is cut in the
+// summary, so --summary never prints more than a line to scan.
+func TestSummaryClipsLongNames(t *testing.T) {
+	long := strings.Repeat("é", 63) + strings.Repeat("x", 4000)
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.Version = 12
+	meta.Topics = []kmsg.MetadataRequestTopic{{Topic: &long}}
+	got := summaryCase{req: meta}.decode().Summary
+	want := "Metadata v12 request corr=7: topics " + strings.Repeat("é", 63) + "x…"
+	if !strings.HasPrefix(got, want) || len(got) > 300 {
+		t.Fatalf("summary of a 4 KB topic name:\n got %q\nwant it to start %q and stay short", got, want)
 	}
 }
