@@ -112,7 +112,8 @@ type recordCipher struct {
 	block   cipher.Block
 	chacha  []byte
 	ctrIV   [16]byte
-	scratch [tailScan]byte
+	scratch [tailScan]byte // the end of the record plainLen read, from tailOff on (-1: none)
+	tailOff int
 	discard [64]byte // keystream before the offset
 
 	// CBC
@@ -390,6 +391,7 @@ const tailScan = 64
 // padding is longer than tailScan), the record is not application data or
 // is malformed: opening it whole then tells.
 func (rc *recordCipher) plainLen(hdr *[5]byte, in []byte, seq uint64) (ct []byte, n int, ok bool) {
+	rc.tailOff = -1
 	ct, ok = rc.sealed(in, seq)
 	if !ok || len(ct) == 0 {
 		return nil, 0, false
@@ -408,5 +410,6 @@ func (rc *recordCipher) plainLen(hdr *[5]byte, in []byte, seq uint64) (ct []byte
 		return nil, 0, false
 	}
 	n = len(ct) - k + i
+	rc.tailOff = len(ct) - k
 	return ct, n, n > 0 && n <= 1<<14
 }

@@ -652,15 +652,20 @@ func (c *Conn) partialRecord(d *direction, in []byte, own bool, out func(Output)
 		if head > 0 && head < int64(k) {
 			k = int(head)
 		}
-		// What is read whole, and a head that goes on in the next record (its frame may be kept),
-		// come from the record opened whole.
-		if p == nil && (head == 0 || head > int64(n-q)) && !whole() {
+		// What is read whole comes from the record opened whole. A head is decrypted on its own,
+		// from the end already decrypted when it lies there (a small record); if it then goes to
+		// a frame that is kept, or on into the next record, Settled says so below.
+		if p == nil && head == 0 && !whole() {
 			return true
 		}
 		var b []byte
-		if p != nil {
+		switch {
+		case p != nil:
 			b = p[q : q+k]
-		} else {
+		case rc.tailOff >= 0 && q >= rc.tailOff:
+			b = rc.scratch[q-rc.tailOff : q-rc.tailOff+k]
+			made = true
+		default:
 			b = pb[q : q+k]
 			rc.xorAt(ct, q, b)
 			made = true
