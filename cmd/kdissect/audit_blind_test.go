@@ -255,7 +255,7 @@ func TestAuditInfersDeletionsWhenTheRequestIsLost(t *testing.T) {
 					"permission": kafkaName(m.PermissionType, kmsg.ACLPermissionType(m.PermissionType))},
 				"result": "ok", "error_code": nil, "error_name": nil, "error_message": nil, "filter_index": float64(i),
 				"latency_us": nil, "request_index": nil, "response_index": unmatched["index"],
-				"kind": "acl", "target": nil, "inferred": true, "client_software": resp.ClientSoftware,
+				"kind": "acl", "target": nil, "inferred": true, "client_software": resp.ClientSoftware, "forwarded_by": nil,
 			})
 		}
 	}

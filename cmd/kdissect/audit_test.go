@@ -168,7 +168,7 @@ func expectedRows(t *testing.T, sc *traffic.ExpectFile, msgs map[string]jsonMess
 				"client_id": clientID, "api_version": float64(ex.Version), "correlation_id": float64(ex.CorrelationID),
 				"error_code": nil, "error_name": nil, "error_message": nil, "filter_index": nil,
 				"latency_us": float64(*resp.LatencyUs), "request_index": float64(req.Index), "response_index": float64(resp.Index),
-				"kind": "acl", "target": nil, "client_software": req.ClientSoftware,
+				"kind": "acl", "target": nil, "client_software": req.ClientSoftware, "forwarded_by": nil,
 			}
 		}
 		outcome := func(r map[string]any, code int16, msg *string) {
@@ -560,7 +560,7 @@ func TestAuditNoResponse(t *testing.T) {
 			"principal": "User:alice", "host": "*", "operation": "WRITE", "permission": "ALLOW"},
 		"result": "no_response", "error_code": nil, "error_name": nil, "error_message": nil, "filter_index": nil,
 		"latency_us": nil, "request_index": float64(req.Index), "response_index": nil,
-		"kind": "acl", "target": nil, "client_software": req.ClientSoftware,
+		"kind": "acl", "target": nil, "client_software": req.ClientSoftware, "forwarded_by": nil,
 	}
 	if !reflect.DeepEqual(rows[0], want) {
 		gj, _ := json.Marshal(rows[0])

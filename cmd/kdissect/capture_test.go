@@ -264,7 +264,7 @@ func TestCaptureSeveralFilesAndStdin(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(first)
 	out, _, _ = runCLI(t, string(raw), "--json", "-")
-	if !strings.HasPrefix(out, `{"index":3,"time":"2026-03-01T12:00:00.005Z","src":"192.0.2.10:50500","dst":"192.0.2.1:9092","stream_offset":21,"packets":[5],"peer":4,"file":"-","principal":null,"auth":null,"tls":null,"client_software":null,"api_key":30,`) {
+	if !strings.HasPrefix(out, `{"index":3,"time":"2026-03-01T12:00:00.005Z","src":"192.0.2.10:50500","dst":"192.0.2.1:9092","stream_offset":21,"packets":[5],"peer":4,"file":"-","principal":null,"auth":null,"tls":null,"client_software":null,"forwarded":null,"api_key":30,`) {
 		t.Errorf("standard input is file \"-\": %s", out)
 	}
 

@@ -435,7 +435,7 @@ func TestIncompleteRequestNamesItsResponse(t *testing.T) {
 	wantJSONLines(t, jsonLines(t, 0, file),
 		`{"dst":"192.0.2.1:9092","event":"gap","length":90,"src":"192.0.2.10:50500","stream_offset":120}`,
 		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":7,"dst":"192.0.2.1:9092","event":"incomplete","have":240,"index":1,"peer":2,"reason":"gap","src":"192.0.2.10:50500","stream_offset":0,"want":330}`,
-		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":7,"direction":"response","dst":"192.0.2.10:50500","index":2,"latency_us":1000,"packets":[5],"peer":1,"principal":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":0,"tls":null}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":7,"direction":"response","dst":"192.0.2.10:50500","forwarded":null,"index":2,"latency_us":1000,"packets":[5],"peer":1,"principal":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":0,"tls":null}`,
 	)
 	// The gap is declared when the broker's acknowledgement (packet 5)
 	// comes; the incomplete request's time is that of its last byte.
@@ -464,10 +464,10 @@ func TestResponseWaitsForItsHeldRequest(t *testing.T) {
 	c.SSeq += uint32(len(r2))
 	c.Send(false, aclResponse(1, 0, 0)) // 6
 	wantJSONLines(t, jsonLines(t, 0, b.File(t)),
-		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":2,"direction":"response","dst":"192.0.2.10:50500","index":1,"latency_us":1000,"packets":[4],"peer":3,"principal":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":0,"tls":null}`,
-		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":1,"direction":"request","dst":"192.0.2.1:9092","index":2,"packets":[5],"peer":4,"principal":null,"problems":[],"src":"192.0.2.10:50500","stream_offset":0,"tls":null}`,
-		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":2,"direction":"request","dst":"192.0.2.1:9092","index":3,"packets":[3],"peer":1,"principal":null,"problems":[],"src":"192.0.2.10:50500","stream_offset":100,"tls":null}`,
-		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":1,"direction":"response","dst":"192.0.2.10:50500","index":4,"latency_us":1000,"packets":[6],"peer":2,"principal":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":19,"tls":null}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":2,"direction":"response","dst":"192.0.2.10:50500","forwarded":null,"index":1,"latency_us":1000,"packets":[4],"peer":3,"principal":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":0,"tls":null}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":1,"direction":"request","dst":"192.0.2.1:9092","forwarded":null,"index":2,"packets":[5],"peer":4,"principal":null,"problems":[],"src":"192.0.2.10:50500","stream_offset":0,"tls":null}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":2,"direction":"request","dst":"192.0.2.1:9092","forwarded":null,"index":3,"packets":[3],"peer":1,"principal":null,"problems":[],"src":"192.0.2.10:50500","stream_offset":100,"tls":null}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":1,"direction":"response","dst":"192.0.2.10:50500","forwarded":null,"index":4,"latency_us":1000,"packets":[6],"peer":2,"principal":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":19,"tls":null}`,
 	)
 }
 
@@ -488,11 +488,11 @@ func TestMidConnectionResponsesAreReportedAndGuessed(t *testing.T) {
 	// The tail before the first frame boundary of a connection captured
 	// without its SYN is reported as leading, not as malformed: exit 0.
 	wantJSONLines(t, jsonLines(t, exitOK, file),
-		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":9,"direction":"request","dst":"192.0.2.1:9092","index":1,"packets":[2],"peer":4,"principal":null,"problems":[],"src":"192.0.2.10:50500","stream_offset":0,"tls":null}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":9,"direction":"request","dst":"192.0.2.1:9092","forwarded":null,"index":1,"packets":[2],"peer":4,"principal":null,"problems":[],"src":"192.0.2.10:50500","stream_offset":0,"tls":null}`,
 		`{"dst":"192.0.2.10:50500","event":"unparseable","leading":true,"length":`+strconv.Itoa(len(tail))+`,"src":"192.0.2.1:9092","stream_offset":0}`,
 		`{"correlation_id":7,"dst":"192.0.2.10:50500","event":"unmatched_response","index":2,"size":`+strconv.Itoa(len(r7))+`,"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail))+`}`,
 		`{"correlation_id":8,"dst":"192.0.2.10:50500","event":"unmatched_response","index":3,"size":`+strconv.Itoa(len(r8))+`,"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail)+len(r7))+`}`,
-		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":9,"direction":"response","dst":"192.0.2.10:50500","index":4,"latency_us":1000,"packets":[3],"peer":1,"principal":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail)+len(r7)+len(r8))+`,"tls":null}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":9,"direction":"response","dst":"192.0.2.10:50500","forwarded":null,"index":4,"latency_us":1000,"packets":[3],"peer":1,"principal":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail)+len(r7)+len(r8))+`,"tls":null}`,
 	)
 	got := jsonLines(t, exitOK, "--guess", file)
 	if len(got) != 7 {
@@ -500,9 +500,9 @@ func TestMidConnectionResponsesAreReportedAndGuessed(t *testing.T) {
 	}
 	wantJSONLines(t, got[2:6],
 		`{"correlation_id":7,"dst":"192.0.2.10:50500","event":"unmatched_response","index":2,"size":`+strconv.Itoa(len(r7))+`,"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail))+`}`,
-		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":7,"direction":"response","dst":"192.0.2.10:50500","index":2,"inferred":true,"packets":[1],"peer":null,"principal":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail))+`,"tls":null}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":7,"direction":"response","dst":"192.0.2.10:50500","forwarded":null,"index":2,"inferred":true,"packets":[1],"peer":null,"principal":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail))+`,"tls":null}`,
 		`{"correlation_id":8,"dst":"192.0.2.10:50500","event":"unmatched_response","index":3,"size":`+strconv.Itoa(len(r8))+`,"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail)+len(r7))+`}`,
-		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":8,"direction":"response","dst":"192.0.2.10:50500","index":3,"inferred":true,"packets":[1],"peer":null,"principal":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail)+len(r7))+`,"tls":null}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":8,"direction":"response","dst":"192.0.2.10:50500","forwarded":null,"index":3,"inferred":true,"packets":[1],"peer":null,"principal":null,"problems":[],"src":"192.0.2.1:9092","stream_offset":`+strconv.Itoa(len(tail)+len(r7))+`,"tls":null}`,
 	)
 	out, _, _ := runCLI(t, "", "--summary", "--guess", file)
 	lines := strings.Split(out, "\n")
@@ -529,7 +529,7 @@ func TestIncompleteResponseNamesItsRequest(t *testing.T) {
 	resp := aclResponse(3, 0, 0, 0)
 	c.Send(false, resp[:12]) // the capture ends inside the response
 	wantJSONLines(t, jsonLines(t, 0, b.File(t)),
-		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":3,"direction":"request","dst":"192.0.2.1:9092","index":1,"packets":[3],"peer":2,"principal":null,"problems":[],"src":"192.0.2.10:50500","stream_offset":0,"tls":null}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":3,"direction":"request","dst":"192.0.2.1:9092","forwarded":null,"index":1,"packets":[3],"peer":2,"principal":null,"problems":[],"src":"192.0.2.10:50500","stream_offset":0,"tls":null}`,
 		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":3,"dst":"192.0.2.10:50500","event":"incomplete","have":12,"index":2,"peer":1,"reason":"end of capture","src":"192.0.2.1:9092","stream_offset":0,"want":`+strconv.Itoa(len(resp))+`}`,
 	)
 }
