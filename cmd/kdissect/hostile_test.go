@@ -435,8 +435,10 @@ func TestHostileKeyLogCtrlC(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
-			// Let it reach the key log (it reads nothing else first).
-			time.Sleep(500 * time.Millisecond)
+			// Let it reach the key log (it reads nothing else first): a
+			// signal before its handler is set would kill it, which is
+			// not what this tests. A loaded machine can take seconds.
+			waitBlockedOnKeyLog(t, cmd.Process.Pid)
 			cmd.Process.Signal(syscall.SIGINT)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
@@ -452,4 +454,25 @@ func TestHostileKeyLogCtrlC(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitBlockedOnKeyLog waits until one of pid's threads sleeps in the kernel
+// opening a FIFO without a writer or in the poller reading a silent pipe:
+// kdissect sets its signal handler before it opens the key log, so from then
+// on a SIGINT is its to handle.
+func waitBlockedOnKeyLog(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+		for _, w := range tasks {
+			b, _ := os.ReadFile(w)
+			if ch := string(b); strings.Contains(ch, "partner") || strings.Contains(ch, "fifo") ||
+				strings.Contains(ch, "epoll") || strings.Contains(ch, "ep_poll") {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("kdissect (pid %d) never blocked on its key log", pid)
 }
