@@ -29,12 +29,19 @@ func OpenFileAhead(path string) (Source, error) {
 	}
 	ra := newReadAhead(f)
 	s := &fileSource{name: path, f: f, ahead: ra, in: &countingReader{r: ra}}
-	if err := s.open(bufio.NewReaderSize(s.in, readBufferSize)); err != nil {
+	// The blocks already make the system calls few: a bufio.Reader as
+	// large as OpenFile's would only copy every byte once more. Its buffer
+	// holds what open peeks at; pcapgo's packet reads, larger, bypass it.
+	if err := s.open(bufio.NewReaderSize(s.in, aheadPeek)); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
+
+// aheadPeek is the buffer in front of the blocks: enough for the magic
+// numbers and a pcap file header.
+const aheadPeek = 64
 
 // aheadBlocks blocks of readBufferSize are read ahead at most.
 const aheadBlocks = 4

@@ -146,6 +146,9 @@ func (s *fileSource) open(br *bufio.Reader) error {
 	switch {
 	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
 		s.codec = "gzip"
+		// br is OpenFileAhead's small buffer or already this size (then
+		// NewReaderSize returns it): the decompressor reads a byte at a time.
+		br = bufio.NewReaderSize(br, readBufferSize)
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			if err == io.EOF || err == io.ErrUnexpectedEOF {
@@ -158,6 +161,7 @@ func (s *fileSource) open(br *bufio.Reader) error {
 		s.codec = "zstd"
 		// One goroutine: the stream is read in order anyway, and the
 		// default (one per core) multiplies the memory held.
+		br = bufio.NewReaderSize(br, readBufferSize)
 		zd, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxZstdWindow))
 		if err != nil {
 			return fmt.Errorf("%s: cannot read zstd data: %v", s.name, err)
