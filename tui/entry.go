@@ -19,6 +19,9 @@ func EntryOf(m *dissect.Message) Entry {
 		Size: frameSize(m), Forwarded: m.Inner != nil,
 	}
 	e.ClientID, e.HasClientID = clientID(m.Tree)
+	if f := m.Forwarded; f != nil && m.Inner != nil {
+		e.ForwardedPrincipal, e.ForwardedClient = f.Principal, f.Client
+	}
 	if m.Direction == dissect.Response {
 		e.KafkaError = kafkaError(m.Tree)
 	}

@@ -26,6 +26,9 @@ func TestFilterForwardedEnvelope(t *testing.T) {
 		`forwarded`:                            {true, false},
 		`Principal == "User:bob"`:              {true, true},
 		`forwarded && Principal == "User:bob"`: {true, false},
+		`forwarded.principal == "User:alice"`:  {true, false},
+		`forwarded.client == 10.0.0.5`:         {true, false},
+		`forwarded.client == 10.0.0.6`:         {false, false},
 	} {
 		f, err := filter.Compile(expr)
 		if err != nil {

@@ -119,6 +119,14 @@ func (a *entryFields) Field(name string, yield func(filter.Value) bool) {
 		}
 	case "forwarded":
 		yield(filter.Bool(e.Forwarded))
+	case "forwarded.principal":
+		if e.ForwardedPrincipal != "" {
+			str(e.ForwardedPrincipal)
+		}
+	case "forwarded.client":
+		if e.ForwardedClient.IsValid() {
+			yield(filter.Addr(netip.AddrPortFrom(e.ForwardedClient, 0)))
+		}
 	case "malformed":
 		yield(filter.Bool(e.HasProblems))
 	case "summary":

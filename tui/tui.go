@@ -10,6 +10,7 @@
 package tui
 
 import (
+	"net/netip"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -58,6 +59,10 @@ type Entry struct {
 	File         string // the capture file, "" live
 	Inferred     bool   // decoded by guessing the request (--guess)
 	Forwarded    bool   // an Envelope carrying a forwarded message
+	// ForwardedPrincipal and ForwardedClient are who an Envelope request
+	// says the request it forwards is by; "" and not valid when unknown.
+	ForwardedPrincipal string
+	ForwardedClient    netip.Addr
 	// TLSVersion, TLSCipher and TLSSNI are the decrypted session's; ""
 	// for plaintext.
 	TLSVersion, TLSCipher, TLSSNI string

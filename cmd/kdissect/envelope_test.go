@@ -120,12 +120,15 @@ func TestEnvelopeNDJSONAndFilter(t *testing.T) {
 	}
 
 	for expr, want := range map[string]int{
-		`Principal == "User:bob"`:              1, // the CreateAcls inside the Envelope request
-		`forwarded`:                            4,
-		`!forwarded`:                           2,
-		`forwarded && Name == "carol"`:         1,
-		`Iterations == 4096 && forwarded`:      1,
-		`api == "Envelope" && ErrorCode == 31`: 1,
+		`Principal == "User:bob"`:                     1, // the CreateAcls inside the Envelope request
+		`forwarded`:                                   4,
+		`!forwarded`:                                  2,
+		`forwarded && Name == "carol"`:                1,
+		`Iterations == 4096 && forwarded`:             1,
+		`api == "Envelope" && ErrorCode == 31`:        1,
+		`forwarded.principal == "User:admin"`:         1,
+		`forwarded.client == 10.0.0.0/24`:             2,
+		`forwarded.client matches "^10[.]0[.]0[.]5$"`: 1,
 	} {
 		o, stderr, _ := runCLI(t, "", "--all", "--summary", "-Y", expr, pcap)
 		if got := strings.Count(o, "\n"); got != want {

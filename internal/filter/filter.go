@@ -140,7 +140,7 @@ func conjuncts(x expr, out []expr) []expr {
 // before the body is decoded.
 func fromBody(id fieldID) bool {
 	switch id {
-	case fSummary, fMalformed, fProblemMessage, fProblemOffset, fForwarded:
+	case fSummary, fMalformed, fProblemMessage, fProblemOffset, fForwarded, fForwardedPrincipal, fForwardedClient:
 		return true
 	}
 	return false

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"encoding/binary"
+	"net/netip"
 	"regexp"
 	"strings"
 
@@ -65,6 +66,8 @@ const (
 	fDecrypted
 	fProblem
 	fMessage
+	fForwardedPrincipal
+	fForwardedClient
 	fRow // a key of an audit row
 )
 
@@ -166,6 +169,8 @@ var messageFields = func() map[string]*recordField {
 		{name: "tls.cipher", id: fTLSCipher, types: tyString},
 		{name: "tls.sni", id: fTLSSNI, types: tyString},
 		{name: "forwarded", id: fForwarded, types: tyBool, flag: true},
+		{name: "forwarded.principal", id: fForwardedPrincipal, types: tyString},
+		{name: "forwarded.client", id: fForwardedClient, types: tyAddr},
 		{name: "malformed", id: fMalformed, types: tyBool, flag: true},
 		{name: "summary", id: fSummary, types: tyString},
 		{name: "client_software.name", id: fSoftwareName, types: tyString},
@@ -302,6 +307,8 @@ func messageValues(r *capture.Record, id fieldID, dst []Value) []Value {
 		// An Envelope whose forwarded message was decoded: the message
 		// NDJSON's "forwarded" is not null for.
 		return append(dst, Bool(m.Inner != nil))
+	case fForwardedPrincipal, fForwardedClient:
+		return forwardedValues(m, id, dst)
 	case fSummary:
 		return append(dst, String(m.Summary))
 	case fSoftwareName, fSoftwareVersion:
@@ -627,4 +634,18 @@ func into(n *dissect.Node, path []string, dst []Value) []Value {
 		return dst
 	}
 	return follow(n, path, dst)
+}
+
+// forwardedValues are NDJSON's forwarded.principal and forwarded.client:
+// who an Envelope request says the request it forwards is by.
+func forwardedValues(m *dissect.Message, id fieldID, dst []Value) []Value {
+	f := m.Forwarded
+	switch {
+	case m.Inner == nil || f == nil:
+	case id == fForwardedPrincipal && f.Principal != "":
+		dst = append(dst, String(f.Principal))
+	case id == fForwardedClient && f.Client.IsValid():
+		dst = append(dst, Addr(netip.AddrPortFrom(f.Client, 0)))
+	}
+	return dst
 }

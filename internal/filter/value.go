@@ -72,6 +72,9 @@ func (v *Value) text() string {
 	case KindTime:
 		return time.Unix(0, v.Int).UTC().Format(time.RFC3339Nano)
 	case KindAddr:
+		if v.Addr.Port() == 0 {
+			return v.Addr.Addr().String() // an Envelope's client address has no port
+		}
 		return v.Addr.String()
 	}
 	return ""
