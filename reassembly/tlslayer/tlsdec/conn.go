@@ -601,12 +601,19 @@ func (c *Conn) record(d *direction, in []byte, own bool, out func(Output)) {
 	}
 }
 
+// partialMin is the smallest record decrypted in part: starting a keystream at an offset costs an
+// allocation (crypto/cipher's Stream), about what opening a kilobyte whole costs with AES-NI.
+const partialMin = 1024
+
 // partialRecord hands out what the Reader reads of an application data record of d and reports
 // whether it did; false: the record is to be opened whole, as without a Reader.
 func (c *Conn) partialRecord(d *direction, in []byte, own bool, out func(Output)) bool {
 	rc := d.cipher
 	if c.reader == nil || rc == nil || !rc.verified || !rc.partialOK() || d.earlyPhase || d.hdr[0] != typeAppData ||
 		c.tls13() && !d.appKeys || !c.tls13() && !d.ccs {
+		return false
+	}
+	if len(in) < partialMin {
 		return false
 	}
 	if skip, head := c.reader.Unread(d.client); skip == 0 && head == 0 {

@@ -359,3 +359,46 @@ func TestSelectiveTampering(t *testing.T) {
 		})
 	}
 }
+
+// headsOnly reads 68 bytes at the start of every 16 KiB and passes the
+// rest over, as a framer does for 16 KiB frames nobody is shown.
+type headsOnly struct{ pos int64 }
+
+func (h *headsOnly) Unread(fromClient bool) (skip, head int64) {
+	if !fromClient {
+		return 0, 0
+	}
+	if r := h.pos % 16384; r < 68 {
+		return 0, 68 - r
+	} else {
+		return 16384 - r, 0
+	}
+}
+
+func (h *headsOnly) Settled(bool) bool { return true }
+
+// The client's records of the bulk capture decrypted whole, and as heads.
+func BenchmarkDecryptSelective(b *testing.B) {
+	cp := bulkCapture(b)
+	kl, _ := ParseKeyLog(strings.NewReader(cp.keyLog))
+	for _, sel := range []bool{false, true} {
+		b.Run(fmt.Sprintf("heads=%v", sel), func(b *testing.B) {
+			b.SetBytes(int64(len(cp.client)))
+			b.ReportAllocs()
+			for b.Loop() {
+				c := NewConn(kl)
+				h := new(headsOnly)
+				if sel {
+					c.SetReader(h)
+				}
+				out := func(o Output) {
+					if o.FromClient {
+						h.pos += int64(len(o.Data) + o.Len)
+					}
+				}
+				c.Feed(false, cp.server, out)
+				c.Feed(true, cp.client, out)
+			}
+		})
+	}
+}
