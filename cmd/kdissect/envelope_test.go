@@ -172,6 +172,15 @@ func TestEnvelopeAuditBinary(t *testing.T) {
 	if strings.Contains(out.String(), envSalt) || strings.Contains(out.String(), hex.EncodeToString([]byte(envSalt))[:12]) {
 		t.Error("the audit shows the salt")
 	}
+	// The main command's NDJSON, from the binary too.
+	js, err := exec.Command(kdissectBinary(t), "--all", "--json", pcap).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := parseNDJSON(t, string(js))
+	if f, _ := lines[2]["forwarded"].(map[string]any); len(lines) != 6 || f["principal"] != "User:alice" || f["broker"] != "192.0.2.10:50700" || lines[0]["forwarded"] != nil {
+		t.Errorf("--json: %s", js)
+	}
 	// The rows' filter keys.
 	for expr, n := range map[string]int{`forwarded_by.principal == "User:ANONYMOUS"`: 3, `forwarded_by.broker == 192.0.2.10:50700`: 3, `!forwarded_by.broker`: 0} {
 		o, stderr, _ := runCLI(t, "", "audit", "--format", "json", "-Y", expr, pcap)

@@ -180,6 +180,41 @@ func TestForwardedRows(t *testing.T) {
 	}
 }
 
+// A forwarded DeleteAcls: one row per binding the forwarded response
+// says its filter matched, by the envelope's principal.
+func TestForwardedDeleteAcls(t *testing.T) {
+	r := kmsg.NewPtrDeleteACLsRequest()
+	r.SetVersion(3)
+	f := kmsg.NewDeleteACLsRequestFilter()
+	f.ResourceType, f.ResourceName, f.ResourcePatternType = kmsg.ACLResourceTypeTopic, testkit.Ptr("orders"), kmsg.ACLResourcePatternTypeLiteral
+	f.Operation, f.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	r.Filters = append(r.Filters, f)
+	resp := kmsg.NewPtrDeleteACLsResponse()
+	resp.SetVersion(3)
+	fr := kmsg.NewDeleteACLsResponseResult()
+	for _, p := range []string{"User:bob", "User:eve"} {
+		m := kmsg.NewDeleteACLsResponseResultMatchingACL()
+		m.ResourceType, m.ResourceName, m.ResourcePatternType = kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLResourcePatternTypeLiteral
+		m.Principal, m.Host, m.Operation, m.PermissionType = p, "*", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
+		fr.MatchingACLs = append(fr.MatchingACLs, m)
+	}
+	resp.Results = append(resp.Results, fr)
+	rows := forwardedRows(t, nil, [2][]byte{
+		testkit.EnvelopeRequest(r, 11, nil, "User", "ops", fwdClient, 200, nil),
+		testkit.EnvelopeResponse(resp, 11, 200),
+	})
+	if len(rows) != 2 {
+		t.Fatalf("%d rows: %+v", len(rows), rows)
+	}
+	for i, who := range []string{"User:bob", "User:eve"} {
+		r := rows[i]
+		if r.Action != Delete || *r.Principal != "User:ops" || addr(r.Client) != "10.0.0.5" || r.Result != ResultOK ||
+			r.Binding.Principal == nil || *r.Binding.Principal != who || r.ForwardedBy == nil || r.ForwardedBy.Broker != fwdBroker {
+			t.Errorf("row %d: %+v", i, r)
+		}
+	}
+}
+
 // --kind acl keeps a forwarded ACL change and leaves a forwarded SCRAM
 // change out; a change not forwarded has forwarded_by null.
 func TestForwardedKindsAndNull(t *testing.T) {
