@@ -72,8 +72,11 @@ func (d *decoder) reset(b []byte) {
 	d.b, d.off, d.end, d.v, d.flex, d.failed, d.cat, d.used, d.usedPtrs = b, 0, len(b), 0, false, false, 0, 0, 0
 	d.notKept, d.cut, d.covered = 0, false, false
 	d.probs = d.probs[:0]
+	d.fwd, d.nested = Forwarded{}, false
+	if d.inner.Tree != nil || d.inner.APIKey != 0 {
+		d.inner = Message{} // only an Envelope used it
+	}
 	d.m = Message{}
-	d.inner, d.fwd, d.nested = Message{}, Forwarded{}, false
 	d.stack = d.stack0[:0]
 	d.slab, d.ptrs = d.slab0[:0], d.ptrs0[:0]
 	if cap(d.spareSlab) > len(d.slab0) {

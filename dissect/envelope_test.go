@@ -401,3 +401,23 @@ func FuzzEnvelope(f *testing.F) {
 		}
 	})
 }
+
+// A reused Decoder carries nothing of one Envelope into the next.
+func TestEnvelopeDecoderReuse(t *testing.T) {
+	dec := Builtin().NewDecoder()
+	m := dec.Decode(testkit.EnvelopeRequest(envCreateAcls(), 1, nil, "User", "alice", envClient, 2, nil), Options{})
+	if m.Forwarded == nil || m.Forwarded.Principal != "User:alice" {
+		t.Fatalf("forwarded %+v", m.Forwarded)
+	}
+	env := kmsg.NewPtrEnvelopeRequest()
+	env.RequestData = testkit.KmsgRequest(envCreateAcls(), 1, nil)[4:]
+	env.ClientHostAddress = []byte{192, 0, 2, 9}
+	m = dec.Decode(testkit.KmsgRequest(env, 3, nil), Options{})
+	if f := m.Forwarded; f == nil || f.Principal != "" || f.TokenAuthenticated || f.Client != netip.MustParseAddr("192.0.2.9") || m.Inner == nil {
+		t.Errorf("after reuse: forwarded %+v", f)
+	}
+	m = dec.Decode(testkit.KmsgRequest(envCreateAcls(), 4, nil), Options{})
+	if m.Inner != nil || m.Forwarded != nil {
+		t.Errorf("a CreateAcls after Envelopes: inner %v forwarded %v", m.Inner, m.Forwarded)
+	}
+}
