@@ -80,6 +80,11 @@ func (k KafkaFraming) Keep(head []byte) (body, response, all bool) {
 	// An ApiVersions request names the client software (Session reads
 	// it for every connection); its response is kept only when shown.
 	soft := key == apiVersionsKey
+	// An Envelope is shown when the request it forwards is (Session.shows),
+	// which its head cannot tell: keep it, admin requests are rare.
+	if key == envelopeKey && k.Registry != nil && k.Registry.HasDefinition(key, true) {
+		return true, true, false
+	}
 	if k.Wants != nil && !k.Wants(key) {
 		return soft, false, false
 	}

@@ -201,6 +201,13 @@ func NewSession[M any](reg *Registry, sink SessionSink[M]) *Session[M] {
 
 func (s *Session[M]) wants(key int16) bool { return s.Wants == nil || s.Wants(key) }
 
+// shows says whether a message of key is handed out. An Envelope is, when
+// Envelopes are wanted or when the request it forwards is: on a KRaft
+// controller's listener, a forwarded CreateAcls is the ACL change itself.
+func (s *Session[M]) shows(key int16, in InnerAPI) bool {
+	return s.wants(key) || key == envelopeKey && in.Known && s.wants(in.APIKey)
+}
+
 func (s *Session[M]) conn(id uint64) *conn[M] {
 	c := s.conns[id]
 	if c == nil {
@@ -322,7 +329,7 @@ func (s *Session[M]) request(meta M, c *conn[M], f FrameInfo) {
 			c.soft = &cs
 		}
 	}
-	if ok && !s.wants(h.APIKey) && c.awaiting[h.CorrelationID] == nil {
+	if ok && !s.shows(h.APIKey, o.Inner) && c.awaiting[h.CorrelationID] == nil {
 		// Not shown, and no response waits for it: only counted and
 		// remembered, without an entry (the common Produce and Fetch).
 		s.index++
@@ -359,13 +366,13 @@ func (s *Session[M]) expect(c *conn[M], h RequestHead, e *entry[M], last time.Ti
 		r.x.Peer = index
 		r.x.Latency, r.x.HasLatency = max(r.time.Sub(last), 0), true
 		r.x.PeerCut = isCut
-		r.drop = !s.wants(h.APIKey)
+		r.drop = !s.shows(h.APIKey, e.opts.Inner)
 		e.setPeer(r.x.Index)
-		return s.wants(h.APIKey)
+		return !r.drop
 	}
 	p := c.expect(h, index, last, isCut)
 	p.inner = e.opts.Inner
-	if !s.wants(h.APIKey) {
+	if !s.shows(h.APIKey, e.opts.Inner) {
 		return false
 	}
 	e.waiting = s.Hold
@@ -440,7 +447,7 @@ func (c *conn[M]) evictOldest() {
 func (s *Session[M]) response(meta M, c *conn[M], f FrameInfo) {
 	corr, _ := peekCorrelationID(f.Data)
 	p := c.pending[corr]
-	if p != nil && !s.wants(p.key) {
+	if p != nil && !s.shows(p.key, p.inner) {
 		s.index++
 		delete(c.pending, corr)
 		if p.held != nil {

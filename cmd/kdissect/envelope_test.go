@@ -189,3 +189,24 @@ func TestEnvelopeAuditBinary(t *testing.T) {
 		}
 	}
 }
+
+// On a controller's listener the ACL changes arrive in Envelopes: the
+// default view (the ACL APIs) shows the ones that forward a CreateAcls, with
+// their response, and not the Envelope of the SCRAM upsertion.
+func TestEnvelopeShownByDefaultWhenItForwardsAnACLChange(t *testing.T) {
+	pcap := envelopeCapture(t)
+	out, stderr, code := runCLI(t, "", "--summary", pcap)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "Envelope v0 request corr=2: ") ||
+		!strings.Contains(lines[0], "forwarded CreateAcls v3 request corr=7 by User:alice from 10.0.0.5") ||
+		!strings.Contains(lines[1], "Envelope v0 response corr=2: forwarded CreateAcls v3 response corr=7: 2 results, 1 failed") {
+		t.Fatalf("default --summary of the envelope capture:\n%s", out)
+	}
+	out, _, _ = runCLI(t, "", "--summary", "--api", "AlterUserScramCredentials", pcap)
+	if n := strings.Count(out, "\n"); n != 2 || !strings.Contains(out, "forwarded AlterUserScramCredentials") {
+		t.Fatalf("--api AlterUserScramCredentials:\n%s", out)
+	}
+}
