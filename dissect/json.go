@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math"
+	"slices"
 	"strconv"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -61,31 +63,38 @@ func appendNodeJSON(dst []byte, n *Node) []byte {
 	if n == nil {
 		return append(dst, "null"...)
 	}
-	dst = append(dst, `{"name":`...)
-	dst = AppendJSONString(dst, n.Name)
-	dst = append(dst, `,"type":`...)
-	dst = AppendJSONString(dst, n.Type)
-	dst = append(dst, `,"value":`...)
+	p := nodeJSONPartsOf(n)
+	dst = append(dst, p.head...)
+	at := len(dst)
 	dst = appendValueJSON(dst, n)
-	dst = append(dst, `,"display":`...)
-	if n.HasValue() {
+	switch {
+	case !n.HasValue():
+		dst = append(dst, `,"display":"","offset":`...)
+	case plainDisplay(n):
+		// The display is the value's digits (or true, false) as
+		// written: copied, not formatted again.
+		end := len(dst)
+		dst = append(dst, `,"display":"`...)
+		dst = append(dst, dst[at:end]...)
+		dst = append(dst, `","offset":`...)
+	case n.Kind == KindBytes && n.Category == CatRecord && n.redact == 0 && n.note == "" && !n.Null && len(n.Bytes) > 0:
+		dst = append(dst, `,"display":"`...)
+		dst = appendRecordBytesJSON(dst, n.Bytes)
+		dst = n.appendLenNote(dst)
+		dst = append(dst, `","offset":`...)
+	default:
+		dst = append(dst, `,"display":`...)
 		dst = appendJSONDisplay(dst, n)
-	} else {
-		dst = append(dst, `""`...)
+		dst = append(dst, `,"offset":`...)
 	}
-	dst = append(dst, `,"offset":`...)
-	dst = strconv.AppendInt(dst, int64(n.Offset), 10)
+	dst = appendJSONInt(dst, int64(n.Offset))
 	dst = append(dst, `,"size":`...)
-	dst = strconv.AppendInt(dst, int64(n.Size), 10)
+	dst = appendJSONInt(dst, int64(n.Size))
 	if n.Source != 0 { // absent for the frame, as in every message without compressed records
 		dst = append(dst, `,"source":`...)
-		dst = strconv.AppendInt(dst, int64(n.Source), 10)
+		dst = appendJSONInt(dst, int64(n.Source))
 	}
-	dst = append(dst, `,"doc":`...)
-	dst = AppendJSONString(dst, n.Doc)
-	dst = append(dst, `,"category":"`...)
-	dst = append(dst, n.Category.String()...)
-	dst = append(dst, `","children":[`...)
+	dst = append(dst, p.tail...)
 	for i, c := range n.Children {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -100,6 +109,102 @@ func appendNodeJSON(dst []byte, n *Node) []byte {
 	return append(dst, '}')
 }
 
+// plainDisplay is whether n's display is its JSON value's text: an
+// integer without an enum name or a note, or a bool.
+func plainDisplay(n *Node) bool {
+	return n.redact == 0 && n.lenKind == lenNone && n.note == "" &&
+		(n.Kind == KindInt && n.enum == nil || n.Kind == KindBool)
+}
+
+// nodeJSONParts is the JSON of a node's members that come from its
+// definition: everything before its value, and from its doc to its
+// children. Names, types and docs are the same few strings in every
+// record of a capture, and escaping them again for every node was much
+// of the NDJSON's cost.
+type nodeJSONParts struct {
+	name, typ, doc string
+	cat            Category
+	head           string // {"name":…,"type":…,"value":
+	tail           string // ,"doc":…,"category":"…","children":[
+}
+
+// nodeParts caches the parts by a hash of the strings' contents, one
+// entry a slot: the entry found is used only when its strings are equal
+// to the node's (a comparison that the same constant passes by its
+// pointer), so a collision or a name built at decode costs a rebuild,
+// never a wrong line. Entries are immutable and swapped atomically, as
+// workers render at once.
+var nodeParts [1 << 12]atomic.Pointer[nodeJSONParts]
+
+func nodeJSONPartsOf(n *Node) *nodeJSONParts {
+	h := (partsKey(n.Name)*0x9e3779b1 ^ partsKey(n.Type)*0x85ebca77 ^ partsKey(n.Doc)*0xc2b2ae3d ^ uint32(n.Category)) >> (32 - 12)
+	slot := &nodeParts[h]
+	if p := slot.Load(); p != nil && p.name == n.Name && p.typ == n.Type && p.doc == n.Doc && p.cat == n.Category {
+		return p
+	}
+	b := make([]byte, 0, 64+len(n.Name)+len(n.Type)+len(n.Doc))
+	b = append(b, `{"name":`...)
+	b = AppendJSONString(b, n.Name)
+	b = append(b, `,"type":`...)
+	b = AppendJSONString(b, n.Type)
+	b = append(b, `,"value":`...)
+	head := len(b)
+	b = append(b, `,"doc":`...)
+	b = AppendJSONString(b, n.Doc)
+	b = append(b, `,"category":"`...)
+	b = append(b, n.Category.String()...)
+	b = append(b, `","children":[`...)
+	s := string(b)
+	p := &nodeJSONParts{name: n.Name, typ: n.Type, doc: n.Doc, cat: n.Category, head: s[:head], tail: s[head:]}
+	slot.Store(p)
+	return p
+}
+
+// partsKey sums a string's length and the bytes that tell names apart:
+// the first, and the last three (the index of Record[123]).
+func partsKey(s string) uint32 {
+	k := uint32(len(s))
+	switch {
+	case len(s) >= 3:
+		k ^= uint32(s[0])<<6 ^ uint32(s[len(s)-1])<<12 ^ uint32(s[len(s)-2])<<18 ^ uint32(s[len(s)-3])<<24
+	case len(s) > 0:
+		k ^= uint32(s[0])<<6 ^ uint32(s[len(s)-1])<<12
+	}
+	return k
+}
+
+// appendJSONInt is strconv.AppendInt for the offsets, sizes and values of
+// every node: small non-negative numbers, written from a table of digit
+// pairs without a detour through a buffer.
+func appendJSONInt(dst []byte, v int64) []byte {
+	if v < 0 || v >= 1e8 {
+		return strconv.AppendInt(dst, v, 10)
+	}
+	if v < 10 {
+		return append(dst, byte('0'+v))
+	}
+	var buf [8]byte
+	i := len(buf)
+	u := uint32(v)
+	for u >= 100 {
+		q := u / 100
+		d := (u - q*100) * 2
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[d], digitPairs[d+1]
+		u = q
+	}
+	if u >= 10 {
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[u*2], digitPairs[u*2+1]
+	} else {
+		i--
+		buf[i] = byte('0' + u)
+	}
+	return append(dst, buf[i:]...)
+}
+
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
 // appendValueJSON mirrors Node.Value without boxing.
 func appendValueJSON(dst []byte, n *Node) []byte {
 	if n.noval {
@@ -112,7 +217,7 @@ func appendValueJSON(dst []byte, n *Node) []byte {
 	}
 	switch n.Kind {
 	case KindInt:
-		return strconv.AppendInt(dst, n.Int, 10)
+		return appendJSONInt(dst, n.Int)
 	case KindBool:
 		return strconv.AppendBool(dst, n.Int != 0)
 	case KindFloat:
@@ -132,7 +237,7 @@ func appendValueJSON(dst []byte, n *Node) []byte {
 		}
 	case KindArray:
 		if !n.Null {
-			return strconv.AppendInt(dst, n.Int, 10)
+			return appendJSONInt(dst, n.Int)
 		}
 	}
 	return append(dst, "null"...)
@@ -152,10 +257,15 @@ var hexPairs = func() (t [256]uint16) {
 
 func appendHexFast(dst, v []byte) []byte {
 	n := len(dst)
-	dst = append(dst, make([]byte, 2*len(v))...)
+	dst = slices.Grow(dst, 2*len(v))[:n+2*len(v)] // every byte is written below: no clearing first
 	out := dst[n:]
-	for i, c := range v {
-		binary.LittleEndian.PutUint16(out[2*i:], hexPairs[c])
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		binary.LittleEndian.PutUint64(out[2*i:], uint64(hexPairs[v[i]])|uint64(hexPairs[v[i+1]])<<16|
+			uint64(hexPairs[v[i+2]])<<32|uint64(hexPairs[v[i+3]])<<48)
+	}
+	for ; i < len(v); i++ {
+		binary.LittleEndian.PutUint16(out[2*i:], hexPairs[v[i]])
 	}
 	return dst
 }

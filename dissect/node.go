@@ -224,6 +224,17 @@ func (n *Node) AppendDisplay(b []byte) []byte {
 			b = append(b, "struct"...)
 		}
 	}
+	b = n.appendLenNote(b)
+	if n.note != "" {
+		b = append(b, " ("...)
+		b = appendEscape(b, n.note) // may name a field of a loaded definition
+		b = append(b, ')')
+	}
+	return b
+}
+
+// appendLenNote writes how a string's or bytes' length was encoded.
+func (n *Node) appendLenNote(b []byte) []byte {
 	switch n.lenKind {
 	case lenCompact:
 		b = append(b, " (compact, len+1="...)
@@ -240,11 +251,6 @@ func (n *Node) AppendDisplay(b []byte) []byte {
 	case lenVarint:
 		b = append(b, " (varint len="...)
 		b = strconv.AppendInt(b, n.rawLen, 10)
-		b = append(b, ')')
-	}
-	if n.note != "" {
-		b = append(b, " ("...)
-		b = appendEscape(b, n.note) // may name a field of a loaded definition
 		b = append(b, ')')
 	}
 	return b

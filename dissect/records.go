@@ -1003,6 +1003,12 @@ func appendRecordBytes(b []byte, v []byte) []byte {
 	if !printableUTF8(v) {
 		return appendHexPrefix(b, v)
 	}
+	cut := recordTextCut(v)
+	b = appendQuoteBytes(b, cut)
+	return appendCutNote(b, cut, v)
+}
+
+func recordTextCut(v []byte) []byte {
 	cut := v
 	if len(cut) > recordTextMax {
 		cut = cut[:recordTextMax]
@@ -1010,13 +1016,39 @@ func appendRecordBytes(b []byte, v []byte) []byte {
 			cut = cut[:len(cut)-1]
 		}
 	}
-	b = appendQuoteBytes(b, cut)
+	return cut
+}
+
+func appendCutNote(b, cut, v []byte) []byte {
 	if len(cut) < len(v) {
 		b = append(b, "… ("...)
 		b = strconv.AppendInt(b, int64(len(v)), 10)
 		b = append(b, " bytes)"...)
 	}
 	return b
+}
+
+// appendRecordBytesJSON is appendRecordBytes as appendJSONDisplay escapes
+// it, in one pass: a quote or backslash of the text, quoted once for the
+// display, is escaped again for JSON. Record values are often JSON text,
+// with a quote every few bytes.
+func appendRecordBytesJSON(b, v []byte) []byte {
+	if !printableUTF8(v) {
+		return appendHexPrefix(b, v) // hex digits and a count: nothing to escape
+	}
+	cut := recordTextCut(v)
+	b = append(b, '\\', '"')
+	start := 0
+	for i, c := range cut {
+		if c == '"' || c == '\\' {
+			b = append(b, cut[start:i]...)
+			b = append(b, '\\', '\\', '\\', c)
+			start = i + 1
+		}
+	}
+	b = append(b, cut[start:]...)
+	b = append(b, '\\', '"')
+	return appendCutNote(b, cut, v)
 }
 
 // appendQuoteBytes is appendQuote for bytes, without copying them to a
@@ -1077,6 +1109,12 @@ func appendHexBytes(b, v []byte) []byte {
 // (strconv.IsPrint: no controls, no format or bidi characters).
 func printableUTF8(v []byte) bool {
 	for i := 0; i < len(v); {
+		for i+8 <= len(v) && printableASCII8(v[i:i+8]) {
+			i += 8
+		}
+		if i == len(v) {
+			break
+		}
 		if c := v[i]; c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7f {
 				return false
@@ -1091,6 +1129,18 @@ func printableUTF8(v []byte) bool {
 		i += size
 	}
 	return true
+}
+
+// printableASCII8 reports whether the 8 bytes of v are all printable
+// ASCII (0x20-0x7e), tested as one word: keys and values are mostly such
+// text. A false answer may be wrong (a borrow across bytes); the byte
+// loop decides.
+func printableASCII8(v []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x := binary.LittleEndian.Uint64(v)
+	below := (x - 0x20*ones) &^ x // a byte below 0x20
+	high := x | (x + ones)        // a byte of 0x7f or more
+	return (below|high)&highs == 0
 }
 
 // ---- docs ----

@@ -1,0 +1,77 @@
+package dissect
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// The fast paths of the JSON writer must write what the general ones do.
+
+func TestAppendJSONInt(t *testing.T) {
+	for _, v := range []int64{0, 1, 9, 10, 99, 100, 101, 999, 1000, 12345, 99999999, 1e8, 1e8 + 1, -1, -100, 1 << 40, -1 << 63} {
+		if got, want := string(appendJSONInt(nil, v)), strconv.FormatInt(v, 10); got != want {
+			t.Errorf("appendJSONInt(%d) = %q, want %q", v, got, want)
+		}
+	}
+	for v := int64(0); v < 200000; v += 7 {
+		if got, want := string(appendJSONInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("appendJSONInt(%d) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestRecordBytesJSON(t *testing.T) {
+	for _, v := range []string{
+		"a", `"`, `\`, `{"id":1,"s":"a\"b\\c"}`, "plain text of some length",
+		strings.Repeat(`x"\`, 60), strings.Repeat("é", 100), "tab\there", "\x00\x01", "\x7f", "\xff",
+		strings.Repeat("abcdefg\"", 30), "bidi\u202e", "zero\u200bwidth",
+	} {
+		n := &Node{Kind: KindBytes, Category: CatRecord, Bytes: []byte(v), lenKind: lenVarint, rawLen: int64(len(v))}
+		want := string(appendJSONDisplay(nil, n))
+		got := `"` + string(n.appendLenNote(appendRecordBytesJSON(nil, n.Bytes))) + `"`
+		if got != want {
+			t.Errorf("%q: %s, want %s", v, got, want)
+		}
+	}
+}
+
+func TestPrintableUTF8Words(t *testing.T) {
+	ref := func(v []byte) bool {
+		for _, r := range string(v) {
+			if !strconv.IsPrint(r) {
+				return false
+			}
+		}
+		return utf8.Valid(v)
+	}
+	base := []byte("0123456789abcdef0123456789abcdef")
+	for i := range base {
+		for _, c := range []byte{0, 0x1f, 0x20, 0x7e, 0x7f, 0x80, 0xff, '"'} {
+			v := append([]byte(nil), base...)
+			v[i] = c
+			if got, want := printableUTF8(v), ref(v); got != want {
+				t.Errorf("printableUTF8(%q) = %v, want %v", v, got, want)
+			}
+		}
+	}
+}
+
+// A node whose name, type, doc or category differ from the cached
+// entry's, even with the same key, gets parts of its own.
+func TestNodeJSONPartsNotStale(t *testing.T) {
+	a := &Node{Name: "Record[1]", Type: "Record", Doc: "x", Category: CatRecord, noval: true}
+	b := &Node{Name: "Record[1]", Type: "Record", Doc: "y", Category: CatRecord, noval: true}
+	c := &Node{Name: "Record[1]", Type: "Record", Doc: "y", Category: CatRecordBatch, noval: true}
+	d := &Node{Name: "Rxxxxx[1]", Type: "Record", Doc: "y", Category: CatRecordBatch, noval: true}
+	for i := 0; i < 2; i++ {
+		for _, n := range []*Node{a, b, c, d} {
+			got := string(appendNodeJSON(nil, n))
+			want := `{"name":"` + n.Name + `","type":"Record","value":null,"display":"","offset":0,"size":0,"doc":"` + n.Doc + `","category":"` + n.Category.String() + `","children":[]}`
+			if got != want {
+				t.Errorf("%s\nwant %s", got, want)
+			}
+		}
+	}
+}
