@@ -128,8 +128,8 @@ type nodeJSONParts struct {
 	tail           string // ,"doc":…,"category":"…","children":[
 }
 
-// nodeParts caches the parts by a hash of the strings' contents, one
-// entry a slot: the entry found is used only when its strings are equal
+// nodeParts caches the parts by a hash of the strings' contents: the
+// entry found is used only when its strings are equal
 // to the node's (a comparison that the same constant passes by its
 // pointer), so a collision or a name built at decode costs a rebuild,
 // never a wrong line. Entries are immutable and swapped atomically, as
@@ -137,9 +137,14 @@ type nodeJSONParts struct {
 var nodeParts [1 << 12]atomic.Pointer[nodeJSONParts]
 
 func nodeJSONPartsOf(n *Node) *nodeJSONParts {
-	h := (partsKey(n.Name)*0x9e3779b1 ^ partsKey(n.Type)*0x85ebca77 ^ partsKey(n.Doc)*0xc2b2ae3d ^ uint32(n.Category)) >> (32 - 12)
-	slot := &nodeParts[h]
-	if p := slot.Load(); p != nil && p.name == n.Name && p.typ == n.Type && p.doc == n.Doc && p.cat == n.Category {
+	h := (partsKey(n.Name)*0x9e3779b1 ^ partsKey(n.Type)*0x85ebca77 ^ partsKey(n.Doc)*0xc2b2ae3d ^ uint32(n.Category)*0x27d4eb2f) >> (32 - 12)
+	// Two slots a key, the newest first: a pair of keys that collide
+	// (Record[14] and offset_delta did) does not evict each other.
+	s0, s1 := &nodeParts[h], &nodeParts[h^1]
+	if p := s0.Load(); p != nil && p.name == n.Name && p.typ == n.Type && p.doc == n.Doc && p.cat == n.Category {
+		return p
+	}
+	if p := s1.Load(); p != nil && p.name == n.Name && p.typ == n.Type && p.doc == n.Doc && p.cat == n.Category {
 		return p
 	}
 	b := make([]byte, 0, 64+len(n.Name)+len(n.Type)+len(n.Doc))
@@ -156,7 +161,8 @@ func nodeJSONPartsOf(n *Node) *nodeJSONParts {
 	b = append(b, `","children":[`...)
 	s := string(b)
 	p := &nodeJSONParts{name: n.Name, typ: n.Type, doc: n.Doc, cat: n.Category, head: s[:head], tail: s[head:]}
-	slot.Store(p)
+	s1.Store(s0.Load())
+	s0.Store(p)
 	return p
 }
 
