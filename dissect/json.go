@@ -181,7 +181,7 @@ func partsKey(s string) uint32 {
 
 // appendJSONInt is strconv.AppendInt for the offsets, sizes and values of
 // every node: small non-negative numbers, written from a table of digit
-// pairs without a detour through a buffer.
+// pairs straight into dst, without a buffer and a copy from it.
 func appendJSONInt(dst []byte, v int64) []byte {
 	if v < 0 || v >= 1e8 {
 		return strconv.AppendInt(dst, v, 10)
@@ -189,24 +189,28 @@ func appendJSONInt(dst []byte, v int64) []byte {
 	if v < 10 {
 		return append(dst, byte('0'+v))
 	}
-	var buf [8]byte
-	i := len(buf)
 	u := uint32(v)
+	w := 2
+	for p := uint32(100); w < 8 && u >= p; p *= 10 {
+		w++
+	}
+	n := len(dst)
+	dst = slices.Grow(dst, w)[:n+w]
+	out := dst[n:]
+	i := w
 	for u >= 100 {
 		q := u / 100
 		d := (u - q*100) * 2
 		i -= 2
-		buf[i], buf[i+1] = digitPairs[d], digitPairs[d+1]
+		out[i], out[i+1] = digitPairs[d], digitPairs[d+1]
 		u = q
 	}
 	if u >= 10 {
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[u*2], digitPairs[u*2+1]
+		out[0], out[1] = digitPairs[u*2], digitPairs[u*2+1]
 	} else {
-		i--
-		buf[i] = byte('0' + u)
+		out[0] = byte('0' + u)
 	}
-	return append(dst, buf[i:]...)
+	return dst
 }
 
 const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"

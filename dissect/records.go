@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -1037,17 +1038,23 @@ func appendRecordBytesJSON(b, v []byte) []byte {
 		return appendHexPrefix(b, v) // hex digits and a count: nothing to escape
 	}
 	cut := recordTextCut(v)
-	b = append(b, '\\', '"')
-	start := 0
-	for i, c := range cut {
+	// Room for the worst case, every byte escaped, and the bytes written
+	// in place: no append a quote.
+	n := len(b)
+	b = slices.Grow(b, 4+4*len(cut))
+	out := b[n : n+4+4*len(cut)]
+	out[0], out[1] = '\\', '"'
+	j := 2
+	for _, c := range cut {
 		if c == '"' || c == '\\' {
-			b = append(b, cut[start:i]...)
-			b = append(b, '\\', '\\', '\\', c)
-			start = i + 1
+			out[j], out[j+1], out[j+2] = '\\', '\\', '\\'
+			j += 3
 		}
+		out[j] = c
+		j++
 	}
-	b = append(b, cut[start:]...)
-	b = append(b, '\\', '"')
+	out[j], out[j+1] = '\\', '"'
+	b = b[:n+j+2]
 	return appendCutNote(b, cut, v)
 }
 
