@@ -134,10 +134,16 @@ type nodeJSONParts struct {
 // pointer), so a collision or a name built at decode costs a rebuild,
 // never a wrong line. Entries are immutable and swapped atomically, as
 // workers render at once.
-var nodeParts [1 << 12]atomic.Pointer[nodeJSONParts]
+var nodeParts [1 << partsBits]atomic.Pointer[nodeJSONParts]
+
+// partsBits sizes the cache for the few hundred names, types and docs of
+// a busy capture, with room enough that three seldom share a pair of slots.
+const partsBits = 14
 
 func nodeJSONPartsOf(n *Node) *nodeJSONParts {
-	h := (partsKey(n.Name)*0x9e3779b1 ^ partsKey(n.Type)*0x85ebca77 ^ partsKey(n.Doc)*0xc2b2ae3d ^ uint32(n.Category)*0x27d4eb2f) >> (32 - 12)
+	h := partsKey(n.Name)*0x9e3779b1 ^ partsKey(n.Type)*0x85ebca77 ^ partsKey(n.Doc)*0xc2b2ae3d ^ uint32(n.Category)*0x27d4eb2f
+	h ^= h >> 15
+	h = (h * 0x2c1b3c6d) >> (32 - partsBits)
 	// Two slots a key, the newest first: a pair of keys that collide
 	// (Record[14] and offset_delta did) does not evict each other.
 	s0, s1 := &nodeParts[h], &nodeParts[h^1]
