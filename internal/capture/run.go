@@ -232,6 +232,28 @@ const progressEvery = 1024
 // produced is handed out before the next is opened, so that a record
 // knows which file it is from.
 func (r *Run) files(ctx context.Context, s *session, res *Result) error {
+	return r.readFiles(ctx, fileHooks{
+		stopped: s.stopped,
+		open: func(path string) *reassembly.Pipeline {
+			s.file = path
+			return r.newPipeline(s)
+		},
+		closed:   s.flush,
+		progress: r.opts.Progress,
+	}, res)
+}
+
+// fileHooks are what the file loop tells its side of the run: the single
+// path calls the session; the workers' reader puts items in the feed.
+type fileHooks struct {
+	stopped  func() bool
+	open     func(path string) *reassembly.Pipeline // a file's pipeline
+	closed   func()                                 // after its pipeline is flushed
+	progress func(done, total int64)                // nil: no bar
+}
+
+// readFiles is the one loop over the files, whichever side it feeds.
+func (r *Run) readFiles(ctx context.Context, h fileHooks, res *Result) error {
 	var total int64
 	for _, src := range r.sources {
 		total += src.size
@@ -239,14 +261,13 @@ func (r *Run) files(ctx context.Context, s *session, res *Result) error {
 	var done, before int64
 	n := 0
 	for _, src := range r.sources {
-		if s.stopped() || ctx.Err() != nil {
+		if h.stopped() || ctx.Err() != nil {
 			break
 		}
 		consumed, _ := src.src.(interface{ Consumed() int64 })
-		s.file = src.path
-		pipe := r.newPipeline(s)
+		pipe := h.open(src.path)
 		var err error
-		for !s.stopped() {
+		for !h.stopped() {
 			data, ci, link, rerr := src.src.Next()
 			if rerr != nil {
 				err = rerr
@@ -261,22 +282,22 @@ func (r *Run) files(ctx context.Context, s *session, res *Result) error {
 				if ctx.Err() != nil {
 					break
 				}
-				if r.opts.Progress != nil {
-					r.opts.Progress(done, total)
+				if h.progress != nil {
+					h.progress(done, total)
 				}
 			}
 			pipe.Packet(data, ci, link)
 		}
 		before += src.size
 		pipe.Close()
-		s.flush()
+		h.closed()
 		res.add(pipe)
 		if err != nil && err != io.EOF {
 			return err // it names the file
 		}
 	}
-	if r.opts.Progress != nil {
-		r.opts.Progress(before, total)
+	if h.progress != nil {
+		h.progress(before, total)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package capture
 import (
 	"context"
 	"fmt"
-	"io"
 	"runtime"
 
 	"github.com/kdissect/kdissect/reassembly"
@@ -213,52 +212,17 @@ func (r *Run) pipelined(ctx context.Context, s *session, res *Result) error {
 // feedFiles is files on the reader's side: the same loop, what it told the
 // session put in the feed instead. -c never stops it (see workers).
 func (r *Run) feedFiles(ctx context.Context, f *feed, s *session, res *Result) error {
-	var total int64
-	for _, src := range r.sources {
-		total += src.size
+	var progress func(done, total int64)
+	if r.opts.Progress != nil {
+		progress = func(done, total int64) { f.add(item{kind: itemProgress, done: done, total: total}) }
 	}
-	progress := func(done int64) {
-		if r.opts.Progress != nil {
-			f.add(item{kind: itemProgress, done: done, total: total})
-		}
-	}
-	var done, before int64
-	n := 0
-	for _, src := range r.sources {
-		if ctx.Err() != nil {
-			break
-		}
-		consumed, _ := src.src.(interface{ Consumed() int64 })
-		f.add(item{kind: itemFile, path: src.path})
-		pipe := reassembly.NewPipeline(r.pipelineConfig(s), f.emit)
-		var err error
-		for {
-			data, ci, link, rerr := src.src.Next()
-			if rerr != nil {
-				err = rerr
-				break
-			}
-			if consumed != nil {
-				done = before + consumed.Consumed()
-			} else {
-				done += int64(len(data)) + 16
-			}
-			if n++; n%progressEvery == 0 {
-				if ctx.Err() != nil {
-					break
-				}
-				progress(done)
-			}
-			pipe.Packet(data, ci, link)
-		}
-		before += src.size
-		pipe.Close()
-		f.add(item{kind: itemFlush})
-		res.add(pipe)
-		if err != nil && err != io.EOF {
-			return err
-		}
-	}
-	progress(before)
-	return nil
+	return r.readFiles(ctx, fileHooks{
+		stopped: func() bool { return false },
+		open: func(path string) *reassembly.Pipeline {
+			f.add(item{kind: itemFile, path: path})
+			return reassembly.NewPipeline(r.pipelineConfig(s), f.emit)
+		},
+		closed:   func() { f.add(item{kind: itemFlush}) },
+		progress: progress,
+	}, res)
 }
