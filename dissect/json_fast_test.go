@@ -75,3 +75,26 @@ func TestNodeJSONPartsNotStale(t *testing.T) {
 		}
 	}
 }
+
+// Workers render at once: the parts cache is shared by them.
+func TestAppendJSONConcurrent(t *testing.T) {
+	m := Builtin().Decode(deleteResp20(), Options{Direction: Response, APIKey: 31, APIVersion: 3})
+	want := string(AppendJSON(nil, m))
+	done := make(chan string)
+	for g := 0; g < 4; g++ {
+		go func() {
+			var got []byte
+			for i := 0; i < 50; i++ {
+				got = AppendJSON(got[:0], m)
+				// Nodes of other names in the same slots, so that entries are replaced while others read them.
+				AppendJSON(nil, &Message{Tree: &Node{Name: "x" + strconv.Itoa(i), Type: "t", noval: true}})
+			}
+			done <- string(got)
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if got := <-done; got != want {
+			t.Fatal("concurrent rendering differs")
+		}
+	}
+}
