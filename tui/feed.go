@@ -197,6 +197,17 @@ func (rd *Reader) Result(wait bool) (malformed bool, err error) {
 	}
 }
 
+// SelectAPIs widens the command line's default selection (the ACL APIs)
+// to every API the audit view reads, Envelopes included: the explorer's
+// audit view shows every kind of change, as kdissect audit does, and it
+// can only show what the run hands out. --api and --all stay as given, and
+// nothing changes unless the run is for the explorer.
+func SelectAPIs(o *capture.Options, explorer bool) {
+	if explorer && o.APIs == nil && !o.All {
+		o.APIs = audit.APIs(nil, false)
+	}
+}
+
 // Explore shows the explorer over run while it is read in the background,
 // with the display filter filter (-Y; "" none) in its filter bar. The
 // explorer may quit before the reader finishes: the reading's error no

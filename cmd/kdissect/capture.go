@@ -146,6 +146,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	if in.o.APIs, err = capture.ParseAPIs(*apis); err != nil {
 		return false, err
 	}
+	tui.SelectAPIs(&in.o, *explore)
 	r, err := in.open(files, stdin, stderr)
 	if err != nil {
 		return false, err
