@@ -65,14 +65,7 @@ func appendRowJSON(b []byte, r *Row) []byte {
 	b = jsonStr(b, r.ErrorName)
 	b = append(b, `,"error_message":`...)
 	b = jsonStr(b, r.ErrorMessage)
-	b = append(b, `,"filter_index":`...)
-	b = jsonInt(b, r.FilterIndex)
-	b = append(b, `,"latency_us":`...)
-	b = jsonInt(b, r.LatencyUs)
-	b = append(b, `,"request_index":`...)
-	b = jsonInt(b, r.RequestIndex)
-	b = append(b, `,"response_index":`...)
-	b = jsonInt(b, r.ResponseIndex)
+	b = appendRowPlace(b, r)
 	// The keys added after issue 10 come last, so that a script (and a
 	// CSV column) finds the old ones where they were.
 	b = append(b, `,"kind":"`...)
@@ -871,4 +864,18 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// appendRowPlace writes the row's filter index, latency and message
+// indices (each after a comma): the json row and OCSF's unmapped share them.
+func appendRowPlace(b []byte, r *Row) []byte {
+	b = append(b, `,"filter_index":`...)
+	b = jsonInt(b, r.FilterIndex)
+	b = append(b, `,"latency_us":`...)
+	b = jsonInt(b, r.LatencyUs)
+	b = append(b, `,"request_index":`...)
+	b = jsonInt(b, r.RequestIndex)
+	b = append(b, `,"response_index":`...)
+	b = jsonInt(b, r.ResponseIndex)
+	return b
 }
