@@ -28,18 +28,18 @@ func (r *Registry) PeekHead(frame []byte, o Options) (h Head, ok bool) {
 	end := min(len(frame), 4+int(min(binary.BigEndian.Uint32(frame), 1<<31-1)))
 	b := frame[:end]
 	if o.Direction != Request {
-		if len(b) < 8 {
+		corr, ok := peekCorrelationID(b)
+		if !ok {
 			return Head{}, false
 		}
 		return Head{Direction: o.Direction, APIKey: o.APIKey, APIVersion: o.APIVersion, APIName: APIName(o.APIKey),
-			CorrelationID: int32(binary.BigEndian.Uint32(b[4:]))}, true
+			CorrelationID: corr}, true
 	}
-	if len(b) < 12 {
+	rh, ok := PeekRequest(b)
+	if !ok {
 		return Head{}, false
 	}
-	h = Head{Direction: Request, APIKey: int16(binary.BigEndian.Uint16(b[4:])), APIVersion: int16(binary.BigEndian.Uint16(b[6:])),
-		CorrelationID: int32(binary.BigEndian.Uint32(b[8:]))}
-	h.APIName = APIName(h.APIKey)
+	h = Head{Direction: Request, APIKey: rh.APIKey, APIVersion: rh.APIVersion, APIName: APIName(rh.APIKey), CorrelationID: rh.CorrelationID}
 	if requestHeaderVersion(h.APIKey, h.APIVersion, r.isFlexible(h.APIKey, h.APIVersion)) == 0 {
 		return h, true
 	}
