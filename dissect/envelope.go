@@ -338,54 +338,19 @@ func (d *decoder) clientAddress(n *Node) {
 // keeps them to decode the EnvelopeResponse.
 func peekEnvelopeInner(frame []byte) (InnerAPI, bool) {
 	h, ok := PeekRequest(frame)
-	if !ok || h.APIKey != envelopeKey || len(frame) < 14 {
+	if !ok || h.APIKey != envelopeKey {
 		return InnerAPI{}, false
 	}
-	off := 12
-	// client_id: int16 length, -1 null.
-	l := int(int16(binary.BigEndian.Uint16(frame[off:])))
-	off += 2
-	if l > 0 {
-		off += l
-	}
-	// The header's tagged fields (Envelope is flexible from v0).
-	count, ok := uvarintAt(frame, &off)
-	for i := uint64(0); ok && i < count; i++ {
-		var size uint64
-		if _, ok = uvarintAt(frame, &off); ok {
-			size, ok = uvarintAt(frame, &off)
-		}
-		if ok && size > uint64(len(frame)) {
-			ok = false
-		}
-		off += int(size)
-	}
+	b, ok := flexibleRequestBody(frame) // Envelope is flexible from v0
 	if !ok {
 		return InnerAPI{}, false
 	}
 	// RequestData: compact bytes, length+1, then the inner header.
-	n, ok := uvarintAt(frame, &off)
-	if !ok || n < 5 || off+4 > len(frame) {
+	n, ok := uvarint(&b)
+	if !ok || n < 5 || len(b) < 4 {
 		return InnerAPI{}, false
 	}
-	return InnerAPI{Known: true, APIKey: int16(binary.BigEndian.Uint16(frame[off:])), APIVersion: int16(binary.BigEndian.Uint16(frame[off+2:]))}, true
-}
-
-// uvarintAt reads an unsigned varint of at most 5 bytes at *off.
-func uvarintAt(b []byte, off *int) (uint64, bool) {
-	var v uint64
-	for i := 0; i < 5; i++ {
-		if *off < 0 || *off >= len(b) {
-			return 0, false
-		}
-		c := b[*off]
-		*off++
-		v |= uint64(c&0x7f) << (7 * i)
-		if c < 0x80 {
-			return v, true
-		}
-	}
-	return 0, false
+	return InnerAPI{Known: true, APIKey: int16(binary.BigEndian.Uint16(b)), APIVersion: int16(binary.BigEndian.Uint16(b[2:]))}, true
 }
 
 // appendEnvelope is an Envelope's summary: the forwarded message's, said

@@ -17,20 +17,11 @@ const apiVersionsKey = 18
 // key, version, correlation id, client_id (int16 length), tagged fields;
 // then the two compact strings.
 func readClientSoftware(frame []byte) (ClientSoftware, bool) {
-	b := frame
-	if len(b) < 14 || int64(binary.BigEndian.Uint32(b)) != int64(len(b)-4) {
+	if len(frame) < 4 || int64(binary.BigEndian.Uint32(frame)) != int64(len(frame)-4) {
 		return ClientSoftware{}, false
 	}
-	b = b[12:]
-	n := int(int16(binary.BigEndian.Uint16(b)))
-	b = b[2:]
-	if n > 0 {
-		if n > len(b) {
-			return ClientSoftware{}, false
-		}
-		b = b[n:]
-	}
-	if !skipTags(&b) {
+	b, ok := flexibleRequestBody(frame)
+	if !ok {
 		return ClientSoftware{}, false
 	}
 	name, ok1 := compactString(&b)
@@ -39,6 +30,28 @@ func readClientSoftware(frame []byte) (ClientSoftware, bool) {
 		return ClientSoftware{}, false
 	}
 	return ClientSoftware{Name: name, Version: version}, true
+}
+
+// flexibleRequestBody is what follows a flexible (v2) request header in
+// frame: past the size prefix, api key, version, correlation id, client_id
+// and the header's tagged fields. false: frame ends before its body.
+func flexibleRequestBody(frame []byte) ([]byte, bool) {
+	if len(frame) < 14 {
+		return nil, false
+	}
+	b := frame[12:]
+	n := int(int16(binary.BigEndian.Uint16(b))) // client_id, -1 null
+	b = b[2:]
+	if n > 0 {
+		if n > len(b) {
+			return nil, false
+		}
+		b = b[n:]
+	}
+	if !skipTags(&b) {
+		return nil, false
+	}
+	return b, true
 }
 
 func uvarint(b *[]byte) (uint64, bool) {
