@@ -129,9 +129,13 @@ type Session[M any] struct {
 	// passes it over undecoded (nobody needs it), as if not wanted.
 	Skip func(meta M, x *Exchange, o Options, frame []byte) bool
 
-	reg   *Registry
-	dec   *Decoder // hands out each message before the next is decoded
-	obs   *Decoder // reads SASL messages for the identity trackers
+	reg *Registry
+	dec *Decoder // hands out each message before the next is decoded
+	obs *Decoder // reads SASL messages for the identity trackers
+	// spare holds the frames of messages handed out, for the next copies:
+	// the sink keeps nothing of a message past its call, and a fresh copy
+	// of every Produce and Fetch was most of a capture's garbage.
+	spare [][]byte
 	sink  SessionSink[M]
 	index int
 	now   time.Time
@@ -310,7 +314,7 @@ func (s *Session[M]) token(meta M, c *conn[M], f FrameInfo) {
 	if !f.FromClient {
 		dir = Response
 	}
-	e.frame = append([]byte(nil), f.Data...)
+	e.frame = s.copyFrame(f.Data)
 	e.opts = Options{Direction: dir, RawToken: true, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets}
 	e.x.Identity = s.observe(c, saslTokenKey, e.frame, e.opts)
 	if s.wants(saslTokenKey) {
@@ -345,7 +349,7 @@ func (s *Session[M]) request(meta M, c *conn[M], f FrameInfo) {
 			return // not shown: its bytes are not kept
 		}
 	}
-	e.frame = append([]byte(nil), f.Data...)
+	e.frame = s.copyFrame(f.Data)
 	s.enqueue(e)
 }
 
@@ -458,7 +462,7 @@ func (s *Session[M]) response(meta M, c *conn[M], f FrameInfo) {
 	}
 	e := s.newEntry(meta, c, f)
 	if p == nil {
-		e.frame = append([]byte(nil), f.Data...)
+		e.frame = s.copyFrame(f.Data)
 		e.kind, e.corr = entryUnmatched, corr
 		e.x.Identity = c.identity()
 		e.opts = Options{Direction: Response, Head: f.Head, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets}
@@ -481,7 +485,7 @@ func (s *Session[M]) response(meta M, c *conn[M], f FrameInfo) {
 	}
 	e.opts = Options{Direction: Response, APIKey: p.key, APIVersion: p.ver, Head: f.Head, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets, Inner: p.inner}
 	e.x.Identity = s.observe(c, p.key, f.Data, e.opts)
-	e.frame = append([]byte(nil), f.Data...)
+	e.frame = s.copyFrame(f.Data)
 	e.x.Peer, e.x.PeerCut = p.index, p.cut
 	e.x.Latency, e.x.HasLatency = f.First.Sub(p.last), true
 	s.enqueue(e)
@@ -546,6 +550,49 @@ func (s *Session[M]) pump() {
 	}
 }
 
+// Spare frames: a few, each up to a large Produce, so that what they
+// hold stays small beside the frames in flight.
+const (
+	maxSpareFrames = 4
+	maxSpareFrame  = 1 << 20
+)
+
+// copyFrame copies b into a spare frame big enough, or a new one.
+func (s *Session[M]) copyFrame(b []byte) []byte {
+	for i, f := range s.spare {
+		if cap(f) >= len(b) {
+			last := len(s.spare) - 1
+			s.spare[i], s.spare[last] = s.spare[last], nil
+			s.spare = s.spare[:last]
+			return append(f, b...)
+		}
+	}
+	return append([]byte(nil), b...)
+}
+
+// recycle keeps e's frame, handed out and no longer needed, as a spare.
+func (s *Session[M]) recycle(e *entry[M]) {
+	f := e.frame
+	e.frame = nil
+	if cap(f) == 0 || cap(f) > maxSpareFrame {
+		return
+	}
+	if len(s.spare) < maxSpareFrames {
+		s.spare = append(s.spare, f[:0])
+		return
+	}
+	// Full: the smallest spare makes way for a larger frame.
+	small := 0
+	for i, g := range s.spare {
+		if cap(g) < cap(s.spare[small]) {
+			small = i
+		}
+	}
+	if cap(f) > cap(s.spare[small]) {
+		s.spare[small] = f[:0]
+	}
+}
+
 // Flush hands out everything still held: the capture ended.
 func (s *Session[M]) Flush() {
 	for _, e := range s.queue {
@@ -579,10 +626,10 @@ func (s *Session[M]) emit(e *entry[M]) {
 		x := e.x
 		e.opts.MaxDecompressed, e.opts.BatchHeaders = s.MaxDecompressed, s.BatchHeaders
 		x.Options = e.opts
-		if s.Skip != nil && s.Skip(e.meta, &x, e.opts, e.frame) {
-			return
+		if s.Skip == nil || !s.Skip(e.meta, &x, e.opts, e.frame) {
+			s.sink.Message(e.meta, x, s.dec.Decode(e.frame, e.opts))
 		}
-		s.sink.Message(e.meta, x, s.dec.Decode(e.frame, e.opts))
+		s.recycle(e)
 	}
 }
 

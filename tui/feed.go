@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -69,7 +70,7 @@ func (f *Feed) Record(r *capture.Record) {
 	}
 	m, x := r.Message, &r.Exchange
 	f.mu.Lock()
-	f.recs[x.Index] = stored{frame: m.Raw, opts: x.Options} // the session's own copy of the frame
+	f.recs[x.Index] = stored{frame: bytes.Clone(m.Raw), opts: x.Options} // the run reuses m.Raw after this call
 	f.mu.Unlock()
 	e := EntryOf(m)
 	e.HasProblems = r.Malformed
