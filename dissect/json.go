@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // AppendJSON renders a message as one JSON object (the contract in
@@ -60,11 +61,15 @@ func appendProblems(dst []byte, ps []Problem) []byte {
 }
 
 func appendNodeJSON(dst []byte, n *Node) []byte {
+	var t treeJSON
+	return t.node(dst, n, 0, 0)
+}
+
+func (t *treeJSON) node(dst []byte, n *Node, depth, index int) []byte {
 	if n == nil {
 		return append(dst, "null"...)
 	}
-	p := nodeJSONPartsOf(n)
-	dst = append(dst, p.head...)
+	dst, p := appendNodeHead(dst, n, &t.memo[depth&15][index&15])
 	at := len(dst)
 	dst = appendValueJSON(dst, n)
 	switch {
@@ -99,7 +104,7 @@ func appendNodeJSON(dst []byte, n *Node) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendNodeJSON(dst, c)
+		dst = t.node(dst, c, depth+1, i)
 	}
 	dst = append(dst, ']')
 	if len(n.Problems) > 0 {
@@ -119,43 +124,84 @@ func plainDisplay(n *Node) bool {
 // nodeJSONParts is the JSON of a node's members that come from its
 // definition: everything before its value, and from its doc to its
 // children. Names, types and docs are the same few strings in every
-// record of a capture, and escaping them again for every node was much
-// of the NDJSON's cost.
+// record of a capture, and escaping them again for every node was much of
+// the NDJSON's cost. An element's name (Record[123]) is left out and
+// written apart: a batch of ten thousand records has ten thousand names,
+// and no more types and docs than one of ten.
 type nodeJSONParts struct {
 	name, typ, doc string
 	cat            Category
-	head           string // {"name":…,"type":…,"value":
+	named          bool   // head has the name; else the caller writes it
+	head           string // {"name":…,"type":…,"value": (without the name: ,"type":…)
 	tail           string // ,"doc":…,"category":"…","children":[
 }
 
 // nodeParts caches the parts by a hash of the strings' contents: the
-// entry found is used only when its strings are equal
-// to the node's (a comparison that the same constant passes by its
-// pointer), so a collision or a name built at decode costs a rebuild,
-// never a wrong line. Entries are immutable and swapped atomically, as
-// workers render at once.
+// entry found is used only when its strings are equal to the node's (a
+// comparison that the same constant passes by its pointer), so a
+// collision or a name built at decode costs a rebuild, never a wrong
+// line. Entries are immutable and swapped atomically, as workers render
+// at once.
 var nodeParts [1 << partsBits]atomic.Pointer[nodeJSONParts]
 
 // partsBits sizes the cache for the few hundred names, types and docs of
 // a busy capture, with room enough that three seldom share a pair of slots.
-const partsBits = 14
+const partsBits = 13
 
-func nodeJSONPartsOf(n *Node) *nodeJSONParts {
-	h := partsKey(n.Name)*0x9e3779b1 ^ partsKey(n.Type)*0x85ebca77 ^ partsKey(n.Doc)*0xc2b2ae3d ^ uint32(n.Category)*0x27d4eb2f
+// treeJSON renders one tree. Its memo holds the parts last used at each
+// depth and child position (both cut to 16): the nodes of a record are
+// those of the record before it, so their parts are found by comparing
+// the strings' addresses, without a hash or a look at the shared cache.
+type treeJSON struct {
+	memo [16][16]*nodeJSONParts
+}
+
+// sameString is whether a and b are the same string in memory, which
+// implies equal contents (not the converse).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+// appendNodeHead writes n's members up to its value, and returns the
+// parts for the rest; slot is n's entry in the memo.
+func appendNodeHead(dst []byte, n *Node, slot **nodeJSONParts) ([]byte, *nodeJSONParts) {
+	// An element's name ends in its index.
+	named := len(n.Name) == 0 || n.Name[len(n.Name)-1] != ']'
+	p := *slot
+	if p == nil || p.named != named || p.cat != n.Category || !sameString(p.typ, n.Type) || !sameString(p.doc, n.Doc) ||
+		named && !sameString(p.name, n.Name) {
+		p = nodeJSONPartsOf(n, named)
+		*slot = p
+	}
+	if !named {
+		dst = append(dst, `{"name":`...)
+		dst = AppendJSONString(dst, n.Name)
+	}
+	return append(dst, p.head...), p
+}
+
+func nodeJSONPartsOf(n *Node, named bool) *nodeJSONParts {
+	name := n.Name
+	if !named {
+		name = ""
+	}
+	h := partsKey(name)*0x9e3779b1 ^ partsKey(n.Type)*0x85ebca77 ^ partsKey(n.Doc)*0xc2b2ae3d ^ uint32(n.Category)*0x27d4eb2f
 	h ^= h >> 15
 	h = (h * 0x2c1b3c6d) >> (32 - partsBits)
-	// Two slots a key, the newest first: a pair of keys that collide
-	// (Record[14] and offset_delta did) does not evict each other.
+	// Two slots a key, the newest first: a pair of keys that collide does
+	// not evict each other.
 	s0, s1 := &nodeParts[h], &nodeParts[h^1]
-	if p := s0.Load(); p != nil && p.name == n.Name && p.typ == n.Type && p.doc == n.Doc && p.cat == n.Category {
+	if p := s0.Load(); p != nil && p.name == name && p.typ == n.Type && p.doc == n.Doc && p.cat == n.Category && p.named == named {
 		return p
 	}
-	if p := s1.Load(); p != nil && p.name == n.Name && p.typ == n.Type && p.doc == n.Doc && p.cat == n.Category {
+	if p := s1.Load(); p != nil && p.name == name && p.typ == n.Type && p.doc == n.Doc && p.cat == n.Category && p.named == named {
 		return p
 	}
-	b := make([]byte, 0, 64+len(n.Name)+len(n.Type)+len(n.Doc))
-	b = append(b, `{"name":`...)
-	b = AppendJSONString(b, n.Name)
+	b := make([]byte, 0, 64+len(name)+len(n.Type)+len(n.Doc))
+	if named {
+		b = append(b, `{"name":`...)
+		b = AppendJSONString(b, name)
+	}
 	b = append(b, `,"type":`...)
 	b = AppendJSONString(b, n.Type)
 	b = append(b, `,"value":`...)
@@ -166,14 +212,14 @@ func nodeJSONPartsOf(n *Node) *nodeJSONParts {
 	b = append(b, n.Category.String()...)
 	b = append(b, `","children":[`...)
 	s := string(b)
-	p := &nodeJSONParts{name: n.Name, typ: n.Type, doc: n.Doc, cat: n.Category, head: s[:head], tail: s[head:]}
+	p := &nodeJSONParts{name: name, typ: n.Type, doc: n.Doc, cat: n.Category, named: named, head: s[:head], tail: s[head:]}
 	s1.Store(s0.Load())
 	s0.Store(p)
 	return p
 }
 
 // partsKey sums a string's length and the bytes that tell names apart:
-// the first, and the last three (the index of Record[123]).
+// the first, and the last three.
 func partsKey(s string) uint32 {
 	k := uint32(len(s))
 	switch {

@@ -1,10 +1,14 @@
 package dissect
 
 import (
+	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // The fast paths of the JSON writer must write what the general ones do.
@@ -96,5 +100,57 @@ func TestAppendJSONConcurrent(t *testing.T) {
 		if got := <-done; got != want {
 			t.Fatal("concurrent rendering differs")
 		}
+	}
+}
+
+// TestNodeJSONManyElements: a batch of more records than the parts cache
+// has slots renders without building parts again (it rebuilt them for
+// every node once Record[i] names filled the cache), and the same tree
+// renders the same bytes each time.
+func TestNodeJSONManyElements(t *testing.T) {
+	var rs []kmsg.Record
+	for i := range 20000 {
+		rs = append(rs, rec(int32(i), fmt.Sprintf("k%d", i), "v"))
+	}
+	m := Builtin().Decode(produce(9, batch(t, batchSpec{records: rs})), Options{})
+	if len(m.Problems) > 0 {
+		t.Fatal(m.Problems)
+	}
+	first := AppendJSON(nil, m)
+	buf := make([]byte, 0, 2*len(first))
+	if a := testing.AllocsPerRun(3, func() { buf = AppendJSON(buf[:0], m) }); a > 0 {
+		t.Errorf("rendering %d records allocated %.0f times", len(rs), a)
+	}
+	if !bytes.Equal(buf, first) {
+		t.Error("the second rendering differs from the first")
+	}
+}
+
+// Nodes at the same depth and position, whose strings equal those of the
+// memo's entry in content but not in memory, or differ in content, get
+// parts of their own.
+func TestNodeJSONMemoByContent(t *testing.T) {
+	name := strings.Repeat("n", 3)
+	leaves := []*Node{
+		{Name: "nnn", Type: "int8", Doc: "d", Category: CatRecord, noval: true},
+		{Name: name, Type: "int8", Doc: "d", Category: CatRecord, noval: true},
+		{Name: name, Type: "int8", Doc: strings.Repeat("d", 2), Category: CatRecord, noval: true},
+		{Name: name, Type: "int16", Doc: "d", Category: CatRecordBatch, noval: true},
+		{Name: "x[1]", Type: "int16", Doc: "d", Category: CatRecordBatch, noval: true},
+		{Name: "x[2]", Type: "int16", Doc: "d", Category: CatRecordBatch, noval: true},
+	}
+	const group = `{"name":"g","type":"","value":null,"display":"","offset":0,"size":0,"doc":"","category":"frame","children":[`
+	root := &Node{Name: "g", noval: true}
+	want := group
+	for i, n := range leaves {
+		root.Children = append(root.Children, &Node{Name: "g", noval: true, Children: []*Node{n}})
+		if i > 0 {
+			want += ","
+		}
+		want += group + `{"name":"` + n.Name + `","type":"` + n.Type + `","value":null,"display":"","offset":0,"size":0,"doc":"` + n.Doc + `","category":"` + n.Category.String() + `","children":[]}]}`
+	}
+	want += "]}"
+	if got := string(appendNodeJSON(nil, root)); got != want {
+		t.Errorf("%s\nwant %s", got, want)
 	}
 }
