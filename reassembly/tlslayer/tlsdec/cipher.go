@@ -7,6 +7,7 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
+	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -115,6 +116,7 @@ type recordCipher struct {
 	scratch [tailScan]byte // the end of the record plainLen read, from tailOff on (-1: none)
 	tailOff int
 	discard [64]byte // keystream before the offset
+	pad     [16]byte // one block of AES-CTR keystream
 
 	// CBC
 	cbc    cipher.BlockMode
@@ -373,13 +375,31 @@ func (rc *recordCipher) xorAt(ct []byte, off int, dst []byte) {
 		return
 	}
 	copy(rc.ctrIV[:12], rc.nonce[:])
-	binary.BigEndian.PutUint32(rc.ctrIV[12:], uint32(2+off/16))
+	ctr := uint32(2 + off/16)
+	if len(dst) <= smallXor {
+		// A frame's head or a record's tail: a few blocks, encrypted one
+		// by one with the block cipher, as counter mode does. NewCTR
+		// would allocate its stream and a 512-byte buffer for each, for
+		// every record of a capture.
+		for k := off % 16; len(dst) > 0; k = 0 {
+			binary.BigEndian.PutUint32(rc.ctrIV[12:], ctr)
+			rc.block.Encrypt(rc.pad[:], rc.ctrIV[:])
+			n := subtle.XORBytes(dst, src, rc.pad[k:])
+			dst, src = dst[n:], src[n:]
+			ctr++
+		}
+		return
+	}
+	binary.BigEndian.PutUint32(rc.ctrIV[12:], ctr)
 	s := cipher.NewCTR(rc.block, rc.ctrIV[:])
 	if k := off % 16; k > 0 {
 		s.XORKeyStream(rc.discard[:k], rc.discard[:k])
 	}
 	s.XORKeyStream(dst, src)
 }
+
+// smallXor is the longest range xorAt decrypts block by block.
+const smallXor = 256
 
 // tailScan is how many bytes at the end of a TLS 1.3 record are decrypted
 // to find its content type, after the zero padding.

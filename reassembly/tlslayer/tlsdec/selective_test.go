@@ -95,7 +95,7 @@ func TestXorAtEveryOffset(t *testing.T) {
 					step = 7 // every offset of the large record takes long under -race
 				}
 				for off := 0; off < n; off += step {
-					for _, k := range []int{1, 15, 16, 17, 63, 64, 65, 100, n - off} {
+					for _, k := range []int{1, 15, 16, 17, 63, 64, 65, 100, smallXor, smallXor + 1, n - off} {
 						k = min(k, n-off)
 						dst := make([]byte, k)
 						rc.xorAt(ct, off, dst)
