@@ -268,13 +268,10 @@ func (l *layer) output(o tlsdec.Output) {
 // (it may come out while the other direction is fed: records wait for the
 // other direction's hello).
 func (l *layer) checkCert(ts time.Time) {
-	if l.certSent {
+	if l.certSent || !l.c.ClientCertSeen() {
 		return
 	}
 	in := l.c.Info()
-	if len(in.ClientCertDER) == 0 && !in.ClientCertUnread {
-		return
-	}
 	l.certSent = true
 	if len(in.ClientCertDER) > 0 {
 		dn, err := tlsdec.SubjectDN(in.ClientCertDER[0])

@@ -255,6 +255,11 @@ func NewConnWith(keys *KeyLog, sh *Shared, b Budget) *Conn {
 // Info returns what is known of the connection.
 func (c *Conn) Info() Info { return c.info }
 
+// ClientCertSeen is whether the client has sent a Certificate message
+// with a certificate, or one that could not be read: Info without copying
+// it, for a check made on every segment.
+func (c *Conn) ClientCertSeen() bool { return len(c.info.ClientCertDER) > 0 || c.info.ClientCertUnread }
+
 func (c *Conn) dir(fromClient bool) *direction {
 	if fromClient {
 		return &c.dirs[0]
