@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/netip"
 	"strings"
 	"testing"
@@ -107,5 +108,43 @@ func TestTextSkipsWhatOnlyScriptsCount(t *testing.T) {
 	}
 	if !strings.HasPrefix(lines[0], "#1 2026-03-01T12:00:00.000000Z 192.0.2.10:50500 → 192.0.2.1:9092 CreateAcls v3 request") {
 		t.Errorf("heading %q", lines[0])
+	}
+}
+
+// failAfter accepts n writes, then fails every one, counting the calls.
+type failAfter struct {
+	n, calls int
+}
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	w.calls++
+	if w.calls > w.n {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
+}
+
+// The printer writes in chunks of about flushAt, keeps the first write
+// error for Flush to return, and writes nothing more after it.
+func TestPrinterWriteError(t *testing.T) {
+	w := &failAfter{n: 1}
+	p := NewPrinter(w, JSON, false, false)
+	recs := everyRecord()
+	var line bytes.Buffer
+	one := NewPrinter(&line, JSON, false, false)
+	one.Record(&recs[0])
+	one.Flush()
+	k := 3*flushAt/line.Len() + 1 // enough for three chunks
+	for range k {
+		p.Record(&recs[0])
+	}
+	if w.calls != 2 {
+		t.Fatalf("%d writes for %d lines of %d bytes, want 2 (one accepted, one failed)", w.calls, k, line.Len())
+	}
+	if err := p.Flush(); err == nil || err.Error() != "disk full" {
+		t.Fatalf("Flush = %v, want the write error", err)
+	}
+	if w.calls != 2 {
+		t.Errorf("%d writes after the error, want none", w.calls-2)
 	}
 }
