@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"runtime"
 	"testing"
 
 	"github.com/google/gopacket/layers"
@@ -82,5 +83,41 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 	if frames != 8000 {
 		b.Fatal(fmt.Sprint("frames ", frames))
+	}
+}
+
+// Reading allocates nothing per frame once a connection's state is made:
+// the Frame event itself is reused (a fresh one per frame was most of what
+// a plaintext run allocated).
+func TestPipelineFrameAllocs(t *testing.T) {
+	const warm, frames = 200, 2000
+	v := opened()
+	for f := 0; f < warm+frames; f++ {
+		v.Send(true, kreq(0, 9, int32(f), "alloc", 100+f%700))
+		v.Send(false, kresp(int32(f), 40))
+	}
+	pkts := v.Cap.Packets
+	cut := 3 + 2*warm // the handshake, then two packets a frame pair
+	n := 0
+	p := NewPipeline(testConfig(), func(e Event) {
+		if _, ok := e.(*Frame); ok {
+			n++
+		}
+	})
+	for _, k := range pkts[:cut] {
+		p.Packet(k.Data, k.CI, k.Link)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for _, k := range pkts[cut:] {
+		p.Packet(k.Data, k.CI, k.Link)
+	}
+	runtime.ReadMemStats(&after)
+	p.Close()
+	if n != 2*(warm+frames) {
+		t.Fatalf("%d frames, want %d", n, 2*(warm+frames))
+	}
+	if allocs := after.Mallocs - before.Mallocs; allocs > frames/20 {
+		t.Errorf("%d allocations for %d frame pairs, want at most %d", allocs, frames, frames/20)
 	}
 }

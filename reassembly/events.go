@@ -6,9 +6,9 @@ import (
 )
 
 // Event is one of *Frame, *Gap, *Unparseable, *Incomplete, *Retransmission,
-// *BufferLimit, *PortDetected, *Evicted, *ConnEnd, *LayerEvent. An event may be kept, but the
-// slices inside it (Frame.Data, Frame.Packets) are valid only during the emit
-// call: the Pipeline reuses their memory.
+// *BufferLimit, *PortDetected, *Evicted, *ConnEnd, *LayerEvent. An event may be kept, except a
+// *Frame, and the slices inside events (Frame.Data, Frame.Packets, Incomplete.Head) are valid
+// only during the emit call: the Pipeline reuses their memory, and the Frame itself.
 type Event interface {
 	isEvent()
 	// EventTime and EventFlow say when and where, whatever the type.

@@ -602,8 +602,9 @@ func (f *framer) emitWhole(fr []byte, off int64, pkt int, ts time.Time) {
 	p := f.p()
 	p.pk = append(p.pk[:0], pkt)
 	p.stats.Frames++
-	f.emit(&Frame{Flow: f.flow(), StreamOffset: off, Size: len(fr), Data: data, Truncated: trunc,
-		Packets: p.pk, First: ts, Last: ts, PeerPending: f.peerPending()})
+	p.fr = Frame{Flow: f.flow(), StreamOffset: off, Size: len(fr), Data: data, Truncated: trunc,
+		Packets: p.pk, First: ts, Last: ts, PeerPending: f.peerPending()}
+	f.emit(&p.fr)
 	f.kickResponses(ts)
 }
 
@@ -621,8 +622,9 @@ func (f *framer) emitCollected() {
 	}
 	p.stats.Frames++
 	last := p.timeAt(f.last)
-	f.emit(&Frame{Flow: f.flow(), StreamOffset: f.fOff, Size: int(f.size), Data: f.buf, Truncated: !f.want,
-		Packets: p.pk, First: p.timeAt(f.marks[0].ts), Last: last, PeerPending: f.peerPending()})
+	p.fr = Frame{Flow: f.flow(), StreamOffset: f.fOff, Size: int(f.size), Data: f.buf, Truncated: !f.want,
+		Packets: p.pk, First: p.timeAt(f.marks[0].ts), Last: last, PeerPending: f.peerPending()}
+	f.emit(&p.fr)
 	f.resetFrame()
 	f.kickResponses(last)
 }

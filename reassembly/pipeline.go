@@ -156,6 +156,7 @@ type Pipeline struct {
 	waits         wakeups
 	due           []*conn
 	pk            []int    // Frame.Packets, reused
+	fr            Frame    // the Frame event, reused: one per frame would be most of what reading allocates
 	big           [][]byte // buffers for wanted frame bodies; see pool.go
 	spareConn     *conn    // the last one evicted, for the next new one
 	spareHalves   []*half

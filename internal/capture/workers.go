@@ -67,9 +67,11 @@ type item struct {
 // the dissector gives the batch back. Growing buf or ints leaves the
 // slices already taken pointing into the old arrays, which stay valid.
 type batch struct {
-	items []item
-	buf   []byte
-	ints  []int
+	items  []item
+	frames [batchItems]reassembly.Frame // the pipeline reuses its Frame: the copies sent
+	nf     int                          // frames used
+	buf    []byte
+	ints   []int
 }
 
 func (b *batch) keepBytes(p []byte) []byte {
@@ -85,7 +87,9 @@ func (b *batch) keepInts(p []int) []int {
 }
 
 func (b *batch) reset() {
-	clear(b.items) // the events are the dissector's now, not the batch's
+	clear(b.items)         // the other events are the dissector's now
+	clear(b.frames[:b.nf]) // the dissector is done with these (a big b.buf must go)
+	b.nf = 0
 	b.items, b.buf, b.ints = b.items[:0], b.buf[:0], b.ints[:0]
 	if cap(b.buf) > 4*batchBytes {
 		b.buf = nil // one huge frame should not stay allocated four times over
@@ -124,10 +128,14 @@ func (f *feed) add(it item) {
 	if it.kind == itemEvent {
 		switch e := it.ev.(type) {
 		case *reassembly.Frame:
-			// The event is the pipeline's fresh allocation, its slices
-			// the pipeline's memory: pointing them at the copies is safe.
-			e.Data = b.keepBytes(e.Data)
-			e.Packets = b.keepInts(e.Packets)
+			// A batch is sent when it holds batchItems, so the frame has a
+			// slot of its own.
+			c := &b.frames[b.nf]
+			b.nf++
+			*c = *e
+			c.Data = b.keepBytes(e.Data)
+			c.Packets = b.keepInts(e.Packets)
+			it.ev = c
 		case *reassembly.Incomplete:
 			e.Head = b.keepBytes(e.Head)
 		}
