@@ -44,7 +44,6 @@ type fileSource struct {
 	f     *os.File  // nil for stdin
 	codec string    // "gzip" or "zstd" when the capture is compressed
 	dec   io.Closer // the decompressor, when it holds resources
-	ahead *readAhead
 	in    *countingReader
 	pcap  *pcapgo.Reader
 	ng    *pcapgo.NgReader
@@ -117,7 +116,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // Consumed is how many bytes of the file have been read so far (of the
-// compressed data when it is compressed; read-ahead included): progress
+// compressed data when it is compressed; what is buffered included): progress
 // against the file's size, which packet sizes cannot give for a
 // compressed file.
 func (s *fileSource) Consumed() int64 { return s.in.n }
@@ -146,8 +145,8 @@ func (s *fileSource) open(br *bufio.Reader) error {
 	switch {
 	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
 		s.codec = "gzip"
-		// br is OpenFileAhead's small buffer or already this size (then
-		// NewReaderSize returns it): the decompressor reads a byte at a time.
+		// br is already this size (then NewReaderSize returns it): the
+		// decompressor reads a byte at a time.
 		br = bufio.NewReaderSize(br, readBufferSize)
 		zr, err := gzip.NewReader(br)
 		if err != nil {
@@ -304,10 +303,6 @@ func (s *fileSource) Next() ([]byte, gopacket.CaptureInfo, layers.LinkType, erro
 }
 
 func (s *fileSource) Close() error {
-	if s.ahead != nil {
-		s.ahead.close()
-		s.ahead = nil
-	}
 	if s.dec != nil {
 		s.dec.Close()
 		s.dec = nil

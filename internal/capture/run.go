@@ -99,7 +99,7 @@ func Open(o Options, files []string, stdin io.Reader) (*Run, error) {
 			name = "standard input"
 			src, err = reassembly.OpenReader(name, stdin)
 		} else {
-			src, err = openFile(f, r.workers() > 1)
+			src, err = reassembly.OpenFile(f)
 		}
 		if err != nil {
 			r.Close()

@@ -26,16 +26,6 @@ func (r *Run) workers() int {
 	return n
 }
 
-// openFile reads ahead of the packets when the run has more than one
-// worker: on the reader goroutine, the system calls would take a third of
-// its time.
-func openFile(path string, ahead bool) (reassembly.Source, error) {
-	if ahead {
-		return reassembly.OpenFileAhead(path)
-	}
-	return reassembly.OpenFile(path)
-}
-
 // Batches of events cross from the reader to the dissector. Their size
 // keeps a channel operation rare against the work of the events in it, and
 // the memory in flight small: feedBatches of at most about batchBytes of
