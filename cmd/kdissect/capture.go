@@ -77,7 +77,7 @@ func (f *inputFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.MaxFrame, "max-frame", o.MaxFrame, "largest plausible frame in `BYTES`: a size prefix above it is corruption")
 	fs.IntVar(&o.MaxDecompressed, "max-decompressed", o.MaxDecompressed, "most `BYTES` one compressed record batch may decompress to: beyond it the batch is a problem, not an allocation")
 	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "follow at most `N` connections at once: beyond it the least recently active one is evicted")
-	fs.IntVar(&o.Workers, "workers", o.Workers, "read and reassemble on one goroutine, dissect and print on another when `N` > 1 (0: the usable cores; default 1, one goroutine); the output is the same")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "read and reassemble on one goroutine, dissect and print on another when `N` > 1 (0, the default: the usable cores; 1: one goroutine); the output is the same")
 	fs.StringVar(&o.SchemaDir, "schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.Var(&f.keyLogs, "tls-keylog", "decrypt TLS with the secrets of the NSS key log `FILE` (SSLKEYLOGFILE); repeatable")
