@@ -405,6 +405,17 @@ const smallXor = 256
 // to find its content type, after the zero padding.
 const tailScan = 64
 
+// tailFirst is how many of them are decrypted first.
+const tailFirst = 16
+
+func lastNonZero(b []byte) int {
+	i := len(b) - 1
+	for i >= 0 && b[i] == 0 {
+		i--
+	}
+	return i
+}
+
 // plainLen finds, without authenticating, the length of the application
 // data in record body in sent under seq, leaving ct its ciphertext (sealed).
 // ok is false when that takes more than a few bytes (a TLS 1.3 record whose
@@ -419,12 +430,17 @@ func (rc *recordCipher) plainLen(hdr *[5]byte, in []byte, seq uint64) (ct []byte
 	if !rc.tls13 {
 		return ct, len(ct), hdr[0] == typeAppData && len(ct) <= 1<<14
 	}
-	k := min(tailScan, len(ct))
+	// The last bytes first: records are seldom padded, and 16 bytes are one
+	// or two blocks of keystream against the whole tail's four or five.
+	k := min(tailFirst, len(ct))
 	tail := rc.scratch[:k]
 	rc.xorAt(ct, len(ct)-k, tail)
-	i := k - 1
-	for i >= 0 && tail[i] == 0 {
-		i--
+	i := lastNonZero(tail)
+	if i < 0 && k < len(ct) {
+		k = min(tailScan, len(ct))
+		tail = rc.scratch[:k]
+		rc.xorAt(ct, len(ct)-k, tail)
+		i = lastNonZero(tail)
 	}
 	if i < 0 || tail[i] != typeAppData {
 		return nil, 0, false

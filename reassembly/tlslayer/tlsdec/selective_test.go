@@ -110,7 +110,7 @@ func TestXorAtEveryOffset(t *testing.T) {
 }
 
 // In TLS 1.3 the length is found past the padding, within tailScan bytes
-// of the end; longer padding, or a record that is not application data, is
+// of the end (the last tailFirst tried first); longer padding, or a record that is not application data, is
 // left to opening it whole.
 func TestPlainLenPadding(t *testing.T) {
 	for name, rc := range testCiphers(t) {
@@ -121,7 +121,9 @@ func TestPlainLenPadding(t *testing.T) {
 			n, pad int
 			typ    byte
 			ok     bool
-		}{{100, 0, typeAppData, true}, {100, 5, typeAppData, true}, {100, tailScan - 1, typeAppData, true}, {100, tailScan, typeAppData, false}, {100, 300, typeAppData, false}, {10, 0, typeHandshake, false},
+		}{{100, 0, typeAppData, true}, {100, 5, typeAppData, true},
+			{100, tailFirst - 1, typeAppData, true}, {100, tailFirst, typeAppData, true}, {100, tailFirst + 1, typeAppData, true},
+			{10, tailFirst, typeAppData, true}, {100, tailScan - 1, typeAppData, true}, {100, tailScan, typeAppData, false}, {100, 300, typeAppData, false}, {10, 0, typeHandshake, false},
 			{10, 0, typeAlert, false}, {1, 0, typeAppData, true}} {
 			hdr, body := sealRecord(rc, 3, payload(1, c.n), c.typ, c.pad)
 			_, n, ok := rc.plainLen(&hdr, body, 3)
