@@ -39,15 +39,20 @@ const (
 type itemKind uint8
 
 const (
-	itemEvent    itemKind = iota
-	itemFile              // the next events are of file path
-	itemProgress          // report done of total
-	itemFlush             // a pipeline closed: the session hands out what it holds
+	itemFile     itemKind = iota // the next events are of file path
+	itemProgress                 // report done of total
+	itemFlush                    // a pipeline closed: the session hands out what it holds
 )
 
+// item is an event, or else a note: the notes are few, and an item small
+// (the reader writes one per event into memory the dissector read last).
 type item struct {
+	ev   reassembly.Event
+	note *note
+}
+
+type note struct {
 	kind        itemKind
-	ev          reassembly.Event
 	path        string
 	done, total int64
 }
@@ -115,7 +120,7 @@ func (f *feed) add(it item) {
 		}
 	}
 	b := f.cur
-	if it.kind == itemEvent {
+	if it.note == nil {
 		switch e := it.ev.(type) {
 		case *reassembly.Frame:
 			// A batch is sent when it holds batchItems, so the frame has a
@@ -136,7 +141,9 @@ func (f *feed) add(it item) {
 	}
 }
 
-func (f *feed) emit(e reassembly.Event) { f.add(item{kind: itemEvent, ev: e}) }
+func (f *feed) emit(e reassembly.Event) { f.add(item{ev: e}) }
+
+func (f *feed) note(n note) { f.add(item{note: &n}) }
 
 func (f *feed) send() {
 	if f.cur == nil {
@@ -178,7 +185,7 @@ func (r *Run) pipelined(ctx context.Context, s *session, res *Result) error {
 			pipe := reassembly.NewPipeline(r.pipelineConfig(s), f.emit)
 			rerr = r.live(ctx, s, pipe)
 			pipe.Close()
-			f.add(item{kind: itemFlush})
+			f.note(note{kind: itemFlush})
 			res.add(pipe)
 			return
 		}
@@ -190,13 +197,15 @@ func (r *Run) pipelined(ctx context.Context, s *session, res *Result) error {
 	for b := range f.full {
 		for i := range b.items {
 			it := &b.items[i]
-			switch it.kind {
-			case itemEvent:
+			if it.note == nil {
 				s.event(it.ev)
+				continue
+			}
+			switch n := it.note; n.kind {
 			case itemFile:
-				s.file = it.path
+				s.file = n.path
 			case itemProgress:
-				r.opts.Progress(it.done, it.total)
+				r.opts.Progress(n.done, n.total)
 			case itemFlush:
 				s.flush()
 			}
@@ -212,15 +221,15 @@ func (r *Run) pipelined(ctx context.Context, s *session, res *Result) error {
 func (r *Run) feedFiles(ctx context.Context, f *feed, s *session, res *Result) error {
 	var progress func(done, total int64)
 	if r.opts.Progress != nil {
-		progress = func(done, total int64) { f.add(item{kind: itemProgress, done: done, total: total}) }
+		progress = func(done, total int64) { f.note(note{kind: itemProgress, done: done, total: total}) }
 	}
 	return r.readFiles(ctx, fileHooks{
 		stopped: func() bool { return false },
 		open: func(path string) *reassembly.Pipeline {
-			f.add(item{kind: itemFile, path: path})
+			f.note(note{kind: itemFile, path: path})
 			return reassembly.NewPipeline(r.pipelineConfig(s), f.emit)
 		},
-		closed:   func() { f.add(item{kind: itemFlush}) },
+		closed:   func() { f.note(note{kind: itemFlush}) },
 		progress: progress,
 	}, res)
 }
