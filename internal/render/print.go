@@ -64,6 +64,12 @@ func (p *Printer) Flush() error {
 
 // Record writes r.
 func (p *Printer) Record(r *capture.Record) {
+	if p.buf == nil && !p.follow {
+		// Grown by doubling, the buffer would be copied and dropped ten
+		// times on its way to flushAt; a run of a few messages touches
+		// only the pages it writes.
+		p.buf = make([]byte, 0, flushAt+flushAt/8)
+	}
 	b := p.buf
 	if p.form == JSON {
 		b = appendRecordJSON(b, r)
