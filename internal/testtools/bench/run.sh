@@ -34,7 +34,9 @@
 # kdissect --summary --tls-keylog K against tshark decrypting with the same
 # key log and the CreateAcls filter (installed from apt when missing),
 # side by side on the same file, and prints the ratio; the targets are
-# >= 500 MB/s, >= 20x tshark and a peak RSS under 100 MB.
+# >= 500 MB/s, >= 20x tshark and a peak RSS under 100 MB. It then runs
+# --summary with and without the key log alternately and prints their
+# ratio (the target: <= 1.2x).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
@@ -82,6 +84,21 @@ measure() {
   printf '%s\n' "${results[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p"
 }
 
+# wall CMD...: the wall time of one run in microseconds. A run without
+# keys may exit 1 saying the connections are encrypted: that is its answer.
+wall() {
+  local t0 t1 status=0
+  t0=$(date +%s%N)
+  "$@" >/dev/null 2>"$dir/stderr.out" || status=$?
+  t1=$(date +%s%N)
+  if [ $status -ne 0 ] && ! { [ $status -eq 1 ] && grep -q "encrypted (TLS)" "$dir/stderr.out"; }; then
+    echo "$* failed:" >&2; cat "$dir/stderr.out" >&2; exit 1
+  fi
+  echo $(( (t1 - t0) / 1000 ))
+}
+
+median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
+
 if [ $tls = 1 ]; then
   [ "$sizes" = "100000000 1000000000" ] && sizes=100000000
   go build -o "$dir/tlsgen" ./internal/testtools/bench/tlsgen
@@ -103,6 +120,16 @@ if [ $tls = 1 ]; then
       printf "| %s | kdissect --summary --tls-keylog (median of %d) | %.2f | %.0f | %.0f |\n", c, r, K[1], b / 1e6 / K[1], K[2] / 1024
       printf "| %s | tshark -o tls.keylog_file, CreateAcls filter | %.2f | %.0f | %.0f |\n", c, T[1], b / 1e6 / T[1], T[2] / 1024
       printf "\nkdissect is %.1fx tshark (targets: >= 500 MB/s, >= 20x, RSS < 100 MB)\n", T[1] / K[1]
+    }'
+    # The same file with and without the key log, run alternately so that
+    # the machine's drift falls on both.
+    with=(); without=()
+    for _ in $(seq "$runs"); do
+      with+=("$(wall "$dir/kdissect" --summary --tls-keylog "$keys" "$file")")
+      without+=("$(wall "$dir/kdissect" --summary "$file")")
+    done
+    awk -v k="$(median "${with[@]}")" -v n="$(median "${without[@]}")" -v r="$runs" 'BEGIN {
+      printf "--summary with the key log %.3f s, without %.3f s (medians of %d, alternating): %.2fx (target <= 1.2x)\n", k / 1e6, n / 1e6, r, k / n
     }'
   done
   exit 0
