@@ -110,8 +110,8 @@ func TestXorAtEveryOffset(t *testing.T) {
 }
 
 // In TLS 1.3 the length is found past the padding, within tailScan bytes
-// of the end (the last tailFirst tried first); longer padding, or a record that is not application data, is
-// left to opening it whole.
+// of the end (the last tailFirst tried first); longer padding, or a record
+// that is not application data, is left to opening it whole.
 func TestPlainLenPadding(t *testing.T) {
 	for name, rc := range testCiphers(t) {
 		if !rc.tls13 {
