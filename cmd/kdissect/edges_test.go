@@ -348,3 +348,26 @@ func TestFramesDoNotSpanFiles(t *testing.T) {
 }
 
 func quoteJSON(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// internal/hugepages must advise .bss before gopacket/layers fills its
+// tables, or it saves nothing: the built binary's init trace shows the
+// order Go chose.
+func TestHugePagesBeforeLayers(t *testing.T) {
+	cmd := exec.Command(kdissectBinary(t), "--version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var trace strings.Builder
+	cmd.Stderr = &trace
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	at := map[string]int{}
+	for i, line := range strings.Split(trace.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "init" {
+			at[f[1]] = i + 1
+		}
+	}
+	hp, layers := at["github.com/kdissect/kdissect/internal/hugepages"], at["github.com/google/gopacket/layers"]
+	if hp == 0 || layers == 0 || hp > layers {
+		t.Errorf("init trace line of internal/hugepages %d, of gopacket/layers %d (0: absent); want the first before the second:\n%s", hp, layers, trace.String())
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/kdissect/kdissect/internal/capture"
+	_ "github.com/kdissect/kdissect/internal/hugepages" // before gopacket/layers' init: see there
 )
 
 // Exit codes: scripts rely on them.
