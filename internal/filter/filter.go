@@ -75,6 +75,9 @@ func Compile(expr string) (*Filter, error) { return CompileWith(expr, dissect.Bu
 // CompileWith compiles a filter over messages decoded with reg (the run's
 // registry, which holds the --schema-dir definitions too).
 func CompileWith(expr string, reg *dissect.Registry) (*Filter, error) {
+	if blank(expr) {
+		return nil, nil // and no schema: building it parses every definition
+	}
 	return compile(expr, messageSchema(reg))
 }
 

@@ -426,3 +426,23 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+// No filter needs no schema: building one parses every definition, which
+// a run without -Y must not pay for.
+func TestBlankFilterBuildsNoSchema(t *testing.T) {
+	reg := dissect.NewRegistry()
+	for _, expr := range []string{"", "  \t"} {
+		if f, err := CompileWith(expr, reg); f != nil || err != nil {
+			t.Fatalf("CompileWith(%q) = %v, %v; want no filter", expr, f, err)
+		}
+	}
+	if _, ok := schemas.Load(reg); ok {
+		t.Error("a blank filter built the registry's schema")
+	}
+	if _, err := CompileWith("api_key == 30", reg); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := schemas.Load(reg); !ok {
+		t.Error("a filter did not build the registry's schema")
+	}
+}
