@@ -189,7 +189,7 @@ func (d *decoder) forwardedMessage(im *Message, start, end int) {
 	r := d.reg
 	if im.Direction == Request {
 		if d.requestHeader(r, im) && !d.failed {
-			def = r.req[im.APIKey]
+			def = r.reqDef(im.APIKey)
 			d.checkAPI(root, start, start+2, im.APIKey, im.APIVersion, def)
 			d.v, d.flex = im.APIVersion, r.isFlexible(im.APIKey, im.APIVersion)
 			d.body(def, im.APIName, CatRequestBody)
@@ -199,7 +199,7 @@ func (d *decoder) forwardedMessage(im *Message, start, end int) {
 		}
 	} else {
 		key, ver := im.APIKey, im.APIVersion
-		def = r.resp[key]
+		def = r.respDef(key)
 		d.v, d.flex = ver, r.isFlexible(key, ver)
 		hn := d.header("ResponseHeader", "common response header", responseHeaderVersion(key, d.flex), responseHeaderFields, responseHeaderFlexFrom)
 		if c := hn.Child("correlation_id"); c != nil && c.HasValue() {

@@ -189,7 +189,7 @@ func (d *decoder) request(r *Registry) *Message {
 	d.frame()
 	var def *Def
 	if !d.failed && d.requestHeader(r, m) {
-		def = r.req[m.APIKey]
+		def = r.reqDef(m.APIKey)
 		if !d.failed {
 			d.checkAPI(root, 4, 6, m.APIKey, m.APIVersion, def)
 			d.v, d.flex = m.APIVersion, r.isFlexible(m.APIKey, m.APIVersion)
@@ -217,12 +217,12 @@ func (d *decoder) response(r *Registry, key, ver int16) *Message {
 		if !d.failed {
 			// A response does not carry its API key or version: a problem
 			// with them points at the body they leave undissected.
-			d.checkAPI(root, d.off, d.off, key, ver, r.resp[key])
+			d.checkAPI(root, d.off, d.off, key, ver, r.respDef(key))
 			d.v, d.flex = ver, r.isFlexible(key, ver)
-			d.body(r.resp[key], m.APIName, CatResponseBody)
+			d.body(r.respDef(key), m.APIName, CatResponseBody)
 		}
 	}
-	return d.finish(m, root, mark, r.resp[key], "Response")
+	return d.finish(m, root, mark, r.respDef(key), "Response")
 }
 
 // checkAPI records problems with the API key and version themselves, at

@@ -60,7 +60,7 @@ func TestKafkaFramingKeep(t *testing.T) {
 	// A registry of the ACL and SASL APIs, and DescribeAcls' request
 	// without its response, whatever the built-in registry defines.
 	all := NewRegistry().AddSASL()
-	reg := &Registry{req: map[int16]*Def{}, resp: map[int16]*Def{}}
+	reg := &Registry{req: map[int16]*defSlot{}, resp: map[int16]*defSlot{}}
 	for _, k := range []int16{17, 29, 30, 31, 36} {
 		reg.req[k] = all.req[k]
 		if k != 29 {

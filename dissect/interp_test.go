@@ -218,9 +218,9 @@ func TestFieldEnums(t *testing.T) {
 		{24, false, []string{"ResultsByTopicV3AndBelow", "ResultsByPartition", "PartitionErrorCode"}, errorCode},
 		{78, false, []string{"Responses", "Partitions", "AcknowledgeErrorCode"}, errorCode},
 	} {
-		d := Builtin().req[c.key]
+		d := Builtin().reqDef(c.key)
 		if !c.request {
-			d = Builtin().resp[c.key]
+			d = Builtin().respDef(c.key)
 		}
 		fs, f := d.Fields, (*Field)(nil)
 		for _, name := range c.path {
@@ -333,7 +333,7 @@ func TestStringEnums(t *testing.T) {
 		{16, []string{"StatesFilter"}, groupState},
 		{48, []string{"Components", "EntityType"}, quotaEntityType},
 	} {
-		fs, f := Builtin().req[c.key].Fields, (*Field)(nil)
+		fs, f := Builtin().reqDef(c.key).Fields, (*Field)(nil)
 		for _, name := range c.path {
 			for _, x := range fs {
 				if x.Name == name {

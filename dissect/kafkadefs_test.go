@@ -536,9 +536,9 @@ func TestEveryAPIDefined(t *testing.T) {
 	n := 0
 	for key := int16(0); key <= MaxAPIKey; key++ {
 		for _, req := range []bool{true, false} {
-			d := r.resp[key]
+			d := r.respDef(key)
 			if req {
-				d = r.req[key]
+				d = r.reqDef(key)
 			}
 			if slices.Contains(noFacts, key) {
 				if d != nil {

@@ -1,11 +1,14 @@
 package dissect
 
 import (
+	"bytes"
 	"embed"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"io/fs"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -51,7 +54,53 @@ type Message struct {
 
 // Registry holds the message definitions the interpreter can walk.
 type Registry struct {
-	req, resp map[int16]*Def
+	req, resp map[int16]*defSlot
+}
+
+// defSlot holds a definition, the built-in ones parsed when first asked
+// for: a run decodes a few of the 190 APIs, and parsing them all is most of
+// what a small capture costs (BenchmarkLoadBuiltin).
+type defSlot struct {
+	once sync.Once
+	name string // the built-in file; "" for a definition added parsed
+	def  *Def
+}
+
+func (s *defSlot) get() *Def {
+	s.once.Do(func() {
+		src, err := builtinDefs.ReadFile(s.name)
+		if err == nil {
+			s.def, err = parseDef(src)
+		}
+		if err != nil {
+			panic(fmt.Sprintf("built-in definition %s: %v", s.name, err)) // a build defect: TestBuiltinSlots parses each
+		}
+	})
+	return s.def
+}
+
+// builtin reports whether the slot holds a built-in definition, whose
+// flexible versions are those of the built-in table.
+func (s *defSlot) builtin() bool { return s.name != "" }
+
+func parsedSlot(d *Def) *defSlot {
+	s := &defSlot{def: d}
+	s.once.Do(func() {})
+	return s
+}
+
+func (r *Registry) reqDef(key int16) *Def {
+	if s := r.req[key]; s != nil {
+		return s.get()
+	}
+	return nil
+}
+
+func (r *Registry) respDef(key int16) *Def {
+	if s := r.resp[key]; s != nil {
+		return s.get()
+	}
+	return nil
 }
 
 //go:embed defs/*.json
@@ -63,16 +112,54 @@ var builtin = sync.OnceValue(func() *Registry { return loadBuiltin("defs/*.json"
 // back into a registry that replaced them.
 var saslDefs = sync.OnceValue(func() *Registry { return loadBuiltin("defs/Sasl*.json") })
 
+// loadBuiltin files the built-in definitions by the API key and direction
+// their files name, unparsed.
 func loadBuiltin(pattern string) *Registry {
-	r := &Registry{req: map[int16]*Def{}, resp: map[int16]*Def{}}
+	r := &Registry{req: map[int16]*defSlot{}, resp: map[int16]*defSlot{}}
 	files, _ := fs.Glob(builtinDefs, pattern)
+	head := make([]byte, peekLen)
 	for _, name := range files {
-		src, _ := builtinDefs.ReadFile(name)
-		if _, err := r.AddJSON(src); err != nil {
-			panic(fmt.Sprintf("built-in definition %s: %v", name, err)) // a build defect, caught by every test
+		f, err := builtinDefs.Open(name)
+		n := 0
+		if err == nil {
+			n, _ = io.ReadFull(f, head)
+			f.Close()
 		}
+		key, ok := peekAPIKey(head[:n])
+		if !ok {
+			panic(fmt.Sprintf("built-in definition %s: no apiKey in its first %d bytes", name, peekLen)) // a build defect, caught by every test
+		}
+		m := r.resp
+		if strings.HasSuffix(name, "Request.json") {
+			m = r.req
+		}
+		m[key] = &defSlot{name: name}
 	}
 	return r
+}
+
+// peekLen is how far into a built-in definition its apiKey is looked for:
+// past the comment that opens each file.
+const peekLen = 1024
+
+// peekAPIKey reads a definition's "apiKey" without parsing the rest.
+// TestBuiltinSlots checks it against the parse of every built-in file.
+func peekAPIKey(src []byte) (int16, bool) {
+	i := bytes.Index(src, []byte(`"apiKey"`))
+	if i < 0 {
+		return 0, false
+	}
+	b := bytes.TrimLeft(src[i+len(`"apiKey"`):], " \t\r\n")
+	if len(b) == 0 || b[0] != ':' {
+		return 0, false
+	}
+	b = bytes.TrimLeft(b[1:], " \t\r\n")
+	n, k := 0, 0
+	for k < len(b) && k < 5 && b[k] >= '0' && b[k] <= '9' {
+		n = n*10 + int(b[k]-'0')
+		k++
+	}
+	return int16(n), k > 0 && n <= int(MaxAPIKey)
 }
 
 // AddSASL adds the built-in SaslHandshake (17) and SaslAuthenticate (36)
@@ -82,11 +169,11 @@ func loadBuiltin(pattern string) *Registry {
 // decoded trees.
 func (r *Registry) AddSASL() *Registry {
 	s := saslDefs()
-	for _, d := range s.req {
-		r.add(d)
+	for k, d := range s.req {
+		r.req[k] = d
 	}
-	for _, d := range s.resp {
-		r.add(d)
+	for k, d := range s.resp {
+		r.resp[k] = d
 	}
 	return r
 }
@@ -100,7 +187,7 @@ func Builtin() *Registry { return builtin() }
 // for more.
 func NewRegistry() *Registry {
 	b := builtin()
-	r := &Registry{req: map[int16]*Def{}, resp: map[int16]*Def{}}
+	r := &Registry{req: make(map[int16]*defSlot, len(b.req)), resp: make(map[int16]*defSlot, len(b.resp))}
 	for k, d := range b.req {
 		r.req[k] = d
 	}
@@ -126,9 +213,9 @@ func (r *Registry) AddJSON(src []byte) (*Def, error) {
 // carry their wire kinds.
 func (r *Registry) add(d *Def) {
 	if d.Request {
-		r.req[d.APIKey] = d
+		r.req[d.APIKey] = parsedSlot(d)
 	} else {
-		r.resp[d.APIKey] = d
+		r.resp[d.APIKey] = parsedSlot(d)
 	}
 }
 
@@ -136,10 +223,10 @@ func (r *Registry) add(d *Def) {
 func (r *Registry) Defs() []*Def {
 	var out []*Def
 	for _, d := range r.req {
-		out = append(out, d)
+		out = append(out, d.get())
 	}
 	for _, d := range r.resp {
-		out = append(out, d)
+		out = append(out, d.get())
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].APIKey != out[j].APIKey {
@@ -151,15 +238,17 @@ func (r *Registry) Defs() []*Def {
 }
 
 // isFlexible reports whether version v of key is flexible, trusting a
-// loaded definition over the built-in table.
+// loaded definition over the built-in table (which the built-in
+// definitions agree with, unparsed or not).
 func (r *Registry) isFlexible(key, v int16) bool {
-	if d := r.req[key]; d != nil {
-		return d.Flexible.Has(v)
+	s := r.req[key]
+	if s == nil {
+		s = r.resp[key]
 	}
-	if d := r.resp[key]; d != nil {
-		return d.Flexible.Has(v)
+	if s == nil || s.builtin() {
+		return isFlexibleBuiltin(key, v)
 	}
-	return isFlexibleBuiltin(key, v)
+	return s.def.Flexible.Has(v)
 }
 
 // RequestHead is what a request frame's first bytes say.

@@ -387,10 +387,10 @@ func TestKmsgOracle(t *testing.T) {
 				}
 				msg.SetVersion(v)
 				o := Options{}
-				def := reg.req[key]
+				def := reg.reqDef(key)
 				if !request {
 					o = Options{Direction: Response, APIKey: key, APIVersion: v}
-					def = reg.resp[key]
+					def = reg.respDef(key)
 				}
 				name := fmt.Sprintf("%s v%d %s", APIName(key), v, o.Direction)
 				if def != nil && kmsgDiffers[fmt.Sprintf("%s v%d", def.Name, v)] {
