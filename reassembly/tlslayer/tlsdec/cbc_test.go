@@ -24,6 +24,7 @@ type synth12 struct {
 	cMac, sMac, cK, sK  []byte
 	client, server      []byte
 	clientSeq, serverSq uint64
+	padBlocks           int // whole blocks of padding seal adds to the least it needs
 }
 
 func newSynth12(t *testing.T, id uint16, etm bool, serverFlight ...[]byte) *synth12 {
@@ -88,7 +89,7 @@ func (x *synth12) seal(fromClient bool, typ byte, p []byte) {
 	if !x.etm {
 		data = append(data, mac(p)...)
 	}
-	padLen := 15 - len(data)%16
+	padLen := 15 - len(data)%16 + 16*x.padBlocks
 	for i := 0; i <= padLen; i++ {
 		data = append(data, byte(padLen))
 	}
@@ -170,5 +171,81 @@ func TestHugeHandshakeMessage(t *testing.T) {
 	info := decryptAll(t, cp, x.keyLog())
 	if info.Tickets != 1 || !info.Decrypted {
 		t.Errorf("info %+v", info)
+	}
+}
+
+// Any range of a CBC record's plaintext decrypted by its offset, a block
+// from the one before it, is what opening the record whole gives; plainLen
+// finds the plaintext's length from the last block alone. Padding longer
+// than that block, or padding a changed byte spoils, is left to opening the
+// record whole.
+func TestCBCPartialEveryOffset(t *testing.T) {
+	for _, c := range []struct {
+		id  uint16
+		etm bool
+	}{{0xc013, false}, {0xc013, true}, {0xc028, false}, {0x003d, true}} {
+		name := suiteName(c.id)
+		if c.etm {
+			name += " encrypt_then_mac"
+		}
+		t.Run(name, func(t *testing.T) {
+			x := newSynth12(t, c.id, c.etm)
+			rc, _, err := newCiphers12(x.s, x.master, x.clientRandom[:], x.serverRandom[:], c.etm)
+			if err != nil || !rc.partialOK() {
+				t.Fatalf("cipher: %v", err)
+			}
+			start := len(splitRecords(x.client)) // the hello, ChangeCipherSpec and Finished
+			seq0 := x.clientSeq
+			sizes := []int{1, 15, 16, 17, 200, 1000, 1 << 14}
+			var sent [][]byte
+			for i, n := range sizes {
+				sent = append(sent, payload(uint64(i), n))
+				x.seal(true, typeAppData, sent[i])
+			}
+			x.padBlocks = 1
+			sent = append(sent, payload(99, 300))
+			x.seal(true, typeAppData, sent[len(sizes)])
+			for i, r := range splitRecords(x.client)[start:] {
+				seq := seq0 + uint64(i)
+				var hdr [5]byte
+				copy(hdr[:], r.raw)
+				body := r.raw[5:]
+				want := sent[i]
+				got, typ, err := rc.open(&hdr, body, bytes.Clone(body), seq)
+				if err != nil || typ != typeAppData || !bytes.Equal(got, want) {
+					t.Fatalf("record %d does not open: %v", i, err)
+				}
+				ct, n, ok := rc.plainLen(&hdr, body, seq)
+				if i == len(sizes) {
+					if ok {
+						t.Errorf("a record padded past its last block: plainLen = %d, true", n)
+					}
+					continue
+				}
+				if !ok || n != len(want) {
+					t.Fatalf("record %d: plainLen = %d %v, want %d", i, n, ok, len(want))
+				}
+				step := 1
+				if n > 2000 {
+					step = 7
+				}
+				for off := 0; off < n; off += step {
+					for _, k := range []int{1, 15, 16, 17, 33, 100, n - off} {
+						k = min(k, n-off)
+						dst := make([]byte, k)
+						rc.xorAt(ct, off, dst)
+						if !bytes.Equal(dst, want[off:off+k]) {
+							t.Fatalf("record %d, %d bytes at %d: decrypted % x, want % x", i, k, off, dst[:min(k, 8)], want[off:off+min(k, 8)])
+						}
+					}
+				}
+				// The padding length's top bit flipped, through the block before it.
+				bad := bytes.Clone(body)
+				bad[len(ct)-aes.BlockSize-1] ^= 0x80
+				if _, n, ok := rc.plainLen(&hdr, bad, seq); ok {
+					t.Errorf("record %d with its padding spoiled: plainLen = %d, true", i, n)
+				}
+			}
+		})
 	}
 }

@@ -109,11 +109,11 @@ type recordCipher struct {
 	// the first record as it always was.
 	verified bool
 	// For decrypting part of a record by its offset (xorAt): the AES block
-	// of GCM, or ChaCha20's key.
+	// of GCM or CBC, or ChaCha20's key.
 	block   cipher.Block
 	chacha  []byte
 	ctrIV   [16]byte
-	scratch [tailScan]byte // the end of the record plainLen read, from tailOff on (-1: none)
+	scratch [tailScan]byte // the end of the record plainLen decrypted, from plaintext offset tailOff on (-1: none)
 	tailOff int
 	discard [64]byte // keystream before the offset
 	pad     [16]byte // one block of AES-CTR keystream
@@ -179,6 +179,7 @@ func newCiphers12(s *suite, master, clientRandom, serverRandom []byte, etm bool)
 				return nil, err
 			}
 			var zero [16]byte
+			rc.block = b
 			rc.cbc = cipher.NewCBCDecrypter(b, zero[:])
 			if _, ok := rc.cbc.(ivSetter); !ok {
 				return nil, errors.New("CBC decrypter cannot reset its IV")
@@ -314,6 +315,7 @@ func (rc *recordCipher) openCBC(hdr *[5]byte, in, dst []byte, seq uint64) ([]byt
 	if len(p) > 1<<14 {
 		return nil, 0, errTooLong
 	}
+	rc.verified = true
 	return p, hdr[0], nil
 }
 
@@ -331,7 +333,11 @@ func (rc *recordCipher) checkMAC(hdr *[5]byte, seq uint64, data, tag []byte) boo
 // offset: AES-GCM's counter block for plaintext byte i is J0+1+i/16, J0 =
 // nonce||0^31||1 (NIST SP 800-38D, 96-bit nonces), and ChaCha20-Poly1305's
 // block counter is 1+i/64 (RFC 8439, 2.8; block 0 makes the Poly1305 key).
-// Nothing decrypted this way is authenticated: only open checks the tag.
+// A CBC block is the block cipher's decryption of its ciphertext XORed with
+// the ciphertext before it (the record's explicit IV before the first), so
+// any block decrypts from the two (RFC 5246, 6.2.3.2).
+// Nothing decrypted this way is authenticated: only open checks the tag
+// or the MAC.
 
 // partialOK reports whether rc can decrypt parts of records (xorAt).
 func (rc *recordCipher) partialOK() bool { return rc.block != nil || rc.chacha != nil }
@@ -358,9 +364,15 @@ func (rc *recordCipher) sealed(in []byte, seq uint64) (ct []byte, ok bool) {
 	return in[:len(in)-over], true
 }
 
-// xorAt decrypts len(dst) bytes of ciphertext ct (from sealed, whose nonce
-// it uses) starting at byte off, without authenticating them.
+// xorAt decrypts len(dst) bytes of plaintext starting at byte off of a
+// record, without authenticating them, from ct as plainLen returned it: the
+// ciphertext (from sealed, whose nonce it uses), or a CBC record's explicit
+// IV and blocks.
 func (rc *recordCipher) xorAt(ct []byte, off int, dst []byte) {
+	if rc.cbc != nil {
+		rc.cbcAt(ct, off, dst)
+		return
+	}
 	src := ct[off : off+len(dst)]
 	if rc.chacha != nil {
 		c, err := chacha20.NewUnauthenticatedCipher(rc.chacha, rc.nonce[:])
@@ -398,6 +410,18 @@ func (rc *recordCipher) xorAt(ct []byte, off int, dst []byte) {
 	s.XORKeyStream(dst, src)
 }
 
+// cbcAt is xorAt for CBC: each block of plaintext from its ciphertext
+// block and the one before, ivct starting with the IV.
+func (rc *recordCipher) cbcAt(ivct []byte, off int, dst []byte) {
+	const bs = aes.BlockSize
+	for j, k := off/bs, off%bs; len(dst) > 0; j, k = j+1, 0 {
+		rc.block.Decrypt(rc.pad[:], ivct[bs+j*bs:2*bs+j*bs])
+		n := min(len(dst), bs-k)
+		subtle.XORBytes(dst[:n], rc.pad[k:k+n], ivct[j*bs+k:j*bs+k+n])
+		dst = dst[n:]
+	}
+}
+
 // smallXor is the longest range xorAt decrypts block by block.
 const smallXor = 256
 
@@ -423,6 +447,9 @@ func lastNonZero(b []byte) int {
 // is malformed: opening it whole then tells.
 func (rc *recordCipher) plainLen(hdr *[5]byte, in []byte, seq uint64) (ct []byte, n int, ok bool) {
 	rc.tailOff = -1
+	if rc.cbc != nil {
+		return rc.plainLenCBC(hdr, in)
+	}
 	ct, ok = rc.sealed(in, seq)
 	if !ok || len(ct) == 0 {
 		return nil, 0, false
@@ -447,5 +474,39 @@ func (rc *recordCipher) plainLen(hdr *[5]byte, in []byte, seq uint64) (ct []byte
 	}
 	n = len(ct) - k + i
 	rc.tailOff = len(ct) - k
+	return ct, n, n > 0 && n <= 1<<14
+}
+
+// plainLenCBC is plainLen for a CBC record: its last block, decrypted,
+// ends in the padding length, and the plaintext is what comes before the
+// padding and (MAC-then-encrypt) the MAC. A record whose padding is longer
+// than that block, or is malformed, is left to opening it whole. ct is the
+// explicit IV and the blocks, without an encrypt-then-MAC tag.
+func (rc *recordCipher) plainLenCBC(hdr *[5]byte, in []byte) (ct []byte, n int, ok bool) {
+	const bs = aes.BlockSize
+	ct, mac := in, rc.s.macLen
+	if rc.etm {
+		if len(in) < mac {
+			return nil, 0, false
+		}
+		ct, mac = in[:len(in)-mac], 0
+	}
+	if hdr[0] != typeAppData || len(ct) < 2*bs || len(ct)%bs != 0 {
+		return nil, 0, false
+	}
+	last := len(ct) - 2*bs // the last block's plaintext offset
+	tail := rc.scratch[:bs]
+	rc.cbcAt(ct, last, tail)
+	pad := int(tail[bs-1])
+	if pad >= bs {
+		return nil, 0, false
+	}
+	for _, b := range tail[bs-1-pad:] {
+		if int(b) != pad {
+			return nil, 0, false
+		}
+	}
+	n = len(ct) - bs - pad - 1 - mac
+	rc.tailOff = last
 	return ct, n, n > 0 && n <= 1<<14
 }

@@ -234,7 +234,7 @@ type Reader interface {
 // gives a single byte to something read beyond its head is decrypted whole and authenticated, as
 // is the first record under every key (a wrong key is reported as it always was); of the others
 // only the heads r asks for are decrypted (Output.Unverified), by their offset in the record,
-// and the rest is passed as KindSkip. Only the AEAD suites do so; CBC records are always whole.
+// and the rest is passed as KindSkip.
 func (c *Conn) SetReader(r Reader) { c.reader = r }
 
 // NewConn returns a Conn that looks its secrets up in keys (which may be nil: nothing is decrypted,

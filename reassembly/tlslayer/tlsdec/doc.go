@@ -42,11 +42,12 @@
 // hello, bytes scanned after a gap) is kept in a buffer sized to what is pending, held against a
 // Budget first. When the Budget refuses, the Conn goes without (KindLimit).
 //
-// With a Reader (SetReader), the records of the AEAD suites that give only frame heads to what
-// reads them are decrypted only there, by their offset in the record (counter mode), and their tag
-// is not checked (Output.Unverified, Info.Unverified); the rest of their plaintext is KindSkip.
-// Every other record is opened whole and authenticated: those giving a byte to anything read
-// beyond a head, the first under each key, handshake and alert records, and CBC records.
+// With a Reader (SetReader), the records that give only frame heads to what reads them are
+// decrypted only there, by their offset in the record (the keystream of counter mode started
+// there, or a CBC block from the one before it), and their tag or MAC is not checked
+// (Output.Unverified, Info.Unverified); the rest of their plaintext is KindSkip. Every other
+// record is opened whole and authenticated: those giving a byte to anything read beyond a head,
+// the first under each key, handshake and alert records.
 //
 // Not handled: TLS 1.2 renegotiation (its records fail authentication), TLS 1.0/1.1, SSLv2 hellos,
 // resynchronising a TLS 1.3 direction whose Finished was lost in a gap, and 0-RTT data under a suite

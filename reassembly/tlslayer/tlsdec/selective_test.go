@@ -267,9 +267,13 @@ func runSelective(t *testing.T, cp *capture, client []byte, reader bool) selResu
 }
 
 // appRecords are the client's full-sized application data records (after
-// its Finished): one for each of testFrames.
-func appRecords(client []byte) []wireRecord {
-	start := handshakeEnd(client)
+// its Finished): one for each of testFrames. (A TLS 1.2 Finished is not an
+// application data record.)
+func appRecords(client []byte, tls13 bool) []wireRecord {
+	start := 0
+	if tls13 {
+		start = handshakeEnd(client)
+	}
 	var out []wireRecord
 	for _, r := range splitRecords(client) {
 		if r.pos >= start && r.typ == typeAppData && len(r.raw) > 1<<14 {
@@ -280,17 +284,49 @@ func appRecords(client []byte) []wireRecord {
 }
 
 // A record read only in part is never reported authentic; a record that is
-// read beyond a head still fails its tag; what comes of the parts read is
-// marked unverified.
+// read beyond a head still fails its tag or MAC; what comes of the parts
+// read is marked unverified. In TLS 1.3 and TLS 1.2, AEAD and CBC.
 func TestSelectiveTampering(t *testing.T) {
-	for _, id := range []uint16{tls.TLS_AES_128_GCM_SHA256, tls.TLS_CHACHA20_POLY1305_SHA256} {
-		t.Run(tls.CipherSuiteName(id), func(t *testing.T) {
-			forceTLS13Suite(t, id)
-			cp := exchange(t, &tls.Config{MinVersion: tls.VersionTLS13, DynamicRecordSizingDisabled: true}, &tls.Config{},
-				testFrames(), payload(9, 100), nil)
-			recs := appRecords(cp.client)
+	for _, c := range []struct {
+		id    uint16
+		tls13 bool
+		lead  int // bytes of a record body before its ciphertext: TLS 1.2 GCM's explicit nonce
+	}{
+		{tls.TLS_AES_128_GCM_SHA256, true, 0},
+		{tls.TLS_CHACHA20_POLY1305_SHA256, true, 0},
+		{tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, false, 0}, // the IV: its byte 6 is the plaintext's
+		{tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256, false, 0},
+		{tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, false, 8},
+	} {
+		t.Run(tls.CipherSuiteName(c.id), func(t *testing.T) {
+			ccfg := &tls.Config{MinVersion: tls.VersionTLS13, DynamicRecordSizingDisabled: true}
+			scfg := &tls.Config{}
+			if c.tls13 {
+				forceTLS13Suite(t, c.id)
+			} else {
+				ccfg = &tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{c.id}, DynamicRecordSizingDisabled: true}
+				scfg = &tls.Config{CipherSuites: []uint16{c.id}}
+			}
+			cp := exchange(t, ccfg, scfg, testFrames(), payload(9, 100), nil)
+			recs := appRecords(cp.client, c.tls13)
 			if len(recs) != 6 {
 				t.Fatalf("%d application records, want one a frame", len(recs))
+			}
+			// The first record under the key is opened whole: in TLS 1.3 the
+			// first application record, in TLS 1.2 the Finished before them.
+			first := recs[0]
+			if !c.tls13 {
+				all := splitRecords(cp.client)
+				for i, r := range all {
+					if r.typ == typeCCS {
+						first = all[i+1]
+						break
+					}
+				}
+			}
+			wantPartial := 4 // frames 2, 3, 5 and 6 (TLS 1.3)
+			if !c.tls13 {
+				wantPartial = 5 // and frame 1
 			}
 
 			// Untouched: the kept frame whole, the heads of the others, nothing
@@ -303,35 +339,34 @@ func TestSelectiveTampering(t *testing.T) {
 			if len(r.fr.heads) != 5 || !bytes.Equal(r.fr.heads[4], fs[5][:headLen]) {
 				t.Errorf("heads passed over: %d", len(r.fr.heads))
 			}
-			// The first record under the key is opened whole; the kept one too,
-			// once its head has said it is kept (the head comes first, decrypted
-			// by its offset).
-			if r.info.Unverified != 4 {
-				t.Errorf("Unverified = %d, want 4 (frames 2, 3, 5, 6)", r.info.Unverified)
+			// The kept one is opened whole too, once its head has said it is
+			// kept (the head comes first, decrypted by its offset).
+			if r.info.Unverified != wantPartial {
+				t.Errorf("Unverified = %d, want %d", r.info.Unverified, wantPartial)
 			}
 			for _, o := range r.data {
-				partial := o.Pos != int64(recs[0].pos) && !(o.Pos == int64(recs[3].pos) && o.Offset >= r.data[0].Offset+3*16384+headLen)
+				partial := o.Pos != int64(first.pos) && !(o.Pos == int64(recs[3].pos) && o.Offset >= r.data[0].Offset+3*16384+headLen)
 				if o.Unverified != partial {
 					t.Errorf("record at %d: Unverified %v", o.Pos, o.Unverified)
 				}
 			}
 
-			tamper := func(rec, at int) []byte {
+			tamper := func(rec wireRecord, at int) []byte {
 				b := append([]byte(nil), cp.client...)
-				b[recs[rec].pos+5+at] ^= 0x40
+				b[rec.pos+5+at] ^= 0x40
 				return b
 			}
 			// A byte of a body passed over: not detected, and not claimed: the
 			// record counts as unverified, nothing of it is handed out as
 			// authentic. Opened whole, it fails.
-			for _, at := range []int{5000, 6} {
-				b := tamper(2, at)
+			for _, at := range []int{5000, c.lead + 6} {
+				b := tamper(recs[2], at)
 				whole := runSelective(t, cp, b, false)
 				if len(whole.problems) != 1 || whole.problems[0].Problem != ProblemAuth {
 					t.Errorf("decrypted whole, tampered at %d: problems %v", at, whole.problems)
 				}
 				r := runSelective(t, cp, b, true)
-				if len(r.problems) != 0 || r.info.Unverified != 4 {
+				if len(r.problems) != 0 || r.info.Unverified != wantPartial {
 					t.Errorf("tampered at %d: problems %v, Unverified %d", at, r.problems, r.info.Unverified)
 				}
 				for _, o := range r.data {
@@ -339,13 +374,13 @@ func TestSelectiveTampering(t *testing.T) {
 						t.Errorf("tampered at %d: the record's head is reported authentic", at)
 					}
 				}
-				if at == 6 && bytes.Equal(r.fr.heads[1], fs[2][:headLen]) {
+				if at < 5000 && bytes.Equal(r.fr.heads[1], fs[2][:headLen]) {
 					t.Error("a tampered head decrypts as sent")
 				}
 			}
 			// A byte of the kept frame's record: its tag fails, as decrypted
 			// whole, and nothing of the frame is handed out.
-			r = runSelective(t, cp, tamper(3, 9000), true)
+			r = runSelective(t, cp, tamper(recs[3], 9000), true)
 			if len(r.problems) != 1 || r.problems[0].Problem != ProblemAuth || r.problems[0].Pos != int64(recs[3].pos) {
 				t.Errorf("tampered kept record: problems %v", r.problems)
 			}
@@ -354,8 +389,8 @@ func TestSelectiveTampering(t *testing.T) {
 			}
 			// The first record under the key is opened whole: a tampered one
 			// fails, as a wrong key does.
-			r = runSelective(t, cp, tamper(0, 9000), true)
-			if len(r.problems) != 1 || r.problems[0].Problem != ProblemAuth {
+			r = runSelective(t, cp, tamper(first, min(9000, len(first.raw)-6)), true)
+			if len(r.problems) != 1 || r.problems[0].Problem != ProblemAuth || r.problems[0].Pos != int64(first.pos) {
 				t.Errorf("tampered first record: problems %v", r.problems)
 			}
 		})
