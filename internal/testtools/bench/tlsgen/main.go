@@ -1,6 +1,7 @@
 // Command tlsgen writes the TLS version of the benchmark capture: Kafka
-// traffic over TLS 1.3 with TLS_AES_128_GCM_SHA256, and the NSS key log
-// that decrypts it, for comparing kdissect's decryption with tshark's.
+// traffic over TLS 1.3 with TLS_AES_128_GCM_SHA256 (-suite names another,
+// a TLS 1.2 one too), and the NSS key log that decrypts it, for comparing
+// kdissect's decryption with tshark's.
 //
 //	go run ./internal/testtools/bench/tlsgen -o bench-tls.pcap -size 100000000
 //
@@ -31,6 +32,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,7 +49,13 @@ func main() {
 	aclEvery := flag.Int("acl-every", 10, "every Nth frame is a CreateAcls v3 request")
 	seed := flag.Uint64("seed", 1, "seed of the random bodies")
 	port := flag.Int("port", 9092, "broker port the capture shows")
+	suiteName := flag.String("suite", "TLS_AES_128_GCM_SHA256", "the cipher suite, as crypto/tls names it; a TLS 1.2 suite makes the connections TLS 1.2 (the server's certificate is ECDSA)")
 	flag.Parse()
+	suite, tls12, ok := lookupSuite(*suiteName)
+	if !ok {
+		fmt.Fprintf(os.Stderr, "tlsgen: -suite %q is no cipher suite crypto/tls knows\n", *suiteName)
+		os.Exit(1)
+	}
 	if *keylog == "" {
 		*keylog = trimExt(*out) + ".keylog"
 	}
@@ -56,13 +64,23 @@ func main() {
 		os.Exit(1)
 	}
 	st, err := generate(options{out: *out, keylog: *keylog, size: *size, conns: *conns, frameSize: *frameSize,
-		aclEvery: *aclEvery, seed: *seed, port: *port})
+		aclEvery: *aclEvery, seed: *seed, port: *port, suite: suite, tls12: tls12})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tlsgen:", err)
 		os.Exit(1)
 	}
 	fmt.Printf("%s: %d bytes, %d packets, %d connections, %d frames (%d CreateAcls), %s; key log %s\n",
 		*out, st.bytes, st.packets, *conns, st.frames, st.acls, st.cipher, *keylog)
+}
+
+// lookupSuite finds a cipher suite by name, and whether it is TLS 1.2's.
+func lookupSuite(name string) (id uint16, tls12, ok bool) {
+	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		if s.Name == name {
+			return s.ID, !slices.Contains(s.SupportedVersions, tls.VersionTLS13), true
+		}
+	}
+	return 0, false, false
 }
 
 func trimExt(p string) string {
@@ -109,6 +127,8 @@ type options struct {
 	size                             int64
 	conns, frameSize, aclEvery, port int
 	seed                             uint64
+	suite                            uint16
+	tls12                            bool
 }
 
 func generate(o options) (st stats, err error) {
@@ -117,8 +137,9 @@ func generate(o options) (st stats, err error) {
 	if err != nil {
 		return st, err
 	}
-	restore := traffic.SteerTLS13(tls.TLS_AES_128_GCM_SHA256)
-	defer restore()
+	if !o.tls12 {
+		defer traffic.SteerTLS13(o.suite)()
+	}
 
 	f, err := os.Create(out)
 	if err != nil {
@@ -133,7 +154,7 @@ func generate(o options) (st stats, err error) {
 	}
 	defer kf.Close()
 	kbw := bufio.NewWriter(kf)
-	fmt.Fprintln(kbw, "# kdissect benchmark: throwaway TLS 1.3 test keys (crypto/tls KeyLogWriter)")
+	fmt.Fprintln(kbw, "# kdissect benchmark: throwaway TLS test keys (crypto/tls KeyLogWriter)")
 	keyLog := &lockedKeyLog{w: kbw}
 
 	synth, err := traffic.NewSynth(cw)
@@ -148,6 +169,9 @@ func generate(o options) (st stats, err error) {
 	}
 	defer ln.Close()
 	srvCfg := &tls.Config{Certificates: []tls.Certificate{certs.Server}, MinVersion: tls.VersionTLS13}
+	if o.tls12 {
+		srvCfg.MinVersion, srvCfg.MaxVersion, srvCfg.CipherSuites = tls.VersionTLS12, tls.VersionTLS12, []uint16{o.suite}
+	}
 	srvErr := make(chan error, nconns)
 	go func() {
 		for i := 0; i < nconns; i++ {
@@ -168,6 +192,9 @@ func generate(o options) (st stats, err error) {
 		body[i] = byte(rng.Uint32())
 	}
 	cliCfg := &tls.Config{RootCAs: certs.Pool, ServerName: traffic.BrokerSNI, MinVersion: tls.VersionTLS13, KeyLogWriter: keyLog}
+	if o.tls12 {
+		cliCfg.MinVersion, cliCfg.MaxVersion, cliCfg.CipherSuites = tls.VersionTLS12, tls.VersionTLS12, []uint16{o.suite}
+	}
 	clients := make([]*client, nconns)
 	for i := range clients {
 		var d net.Dialer
@@ -181,8 +208,8 @@ func generate(o options) (st stats, err error) {
 		}
 		cs := tc.ConnectionState()
 		st.cipher = tls.CipherSuiteName(cs.CipherSuite)
-		if cs.CipherSuite != tls.TLS_AES_128_GCM_SHA256 {
-			return st, fmt.Errorf("negotiated %s, want TLS_AES_128_GCM_SHA256", st.cipher)
+		if cs.CipherSuite != o.suite {
+			return st, fmt.Errorf("negotiated %s, want %s", st.cipher, tls.CipherSuiteName(o.suite))
 		}
 		clients[i] = &client{conn: tc, fmtr: kmsg.NewRequestFormatter(kmsg.FormatterClientID("bench-tls"))}
 	}
