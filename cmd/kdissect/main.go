@@ -115,7 +115,7 @@ func parseInterspersed(fs *flag.FlagSet, usage string, args []string, stdout io.
 }
 
 var (
-	badValue    = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for flag -([^:]+): (.*)$`)
+	badValue    = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-([^:]+): (.*)$`)
 	undefined   = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
 	needsArgRe  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
 	parseSuffix = regexp.MustCompile(`(parse error|invalid syntax|value out of range)$`)
@@ -137,15 +137,23 @@ func flagError(err error) string {
 				what = "not a whole number"
 			}
 		}
-		return fmt.Sprintf("--%s %q: %s", m[2], m[1], what)
+		return fmt.Sprintf("%s %q: %s", dashed(m[2]), m[1], what)
 	}
 	if m := undefined.FindStringSubmatch(s); m != nil {
-		return fmt.Sprintf("unknown flag --%s", m[1])
+		return fmt.Sprintf("unknown flag %s", dashed(m[1]))
 	}
 	if m := needsArgRe.FindStringSubmatch(s); m != nil {
-		return fmt.Sprintf("--%s needs a value", m[1])
+		return fmt.Sprintf("%s needs a value", dashed(m[1]))
 	}
 	return s
+}
+
+// dashed writes a flag's name as the help text does: -Y, -c, --summary.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {

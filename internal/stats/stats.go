@@ -80,7 +80,7 @@ func (s *Set) Set(name string) error {
 	case "conns":
 		st = &conns{}
 	default:
-		return errors.New("not a statistic: " + strings.Join(Names, ", ") + " are")
+		return errors.New("not a statistic (they are " + strings.Join(Names, ", ") + ")")
 	}
 	s.stats = append(s.stats, st)
 	return nil
