@@ -116,7 +116,7 @@ type recordCipher struct {
 	scratch [tailScan]byte // the end of the record plainLen decrypted, from plaintext offset tailOff on (-1: none)
 	tailOff int
 	discard [64]byte // keystream before the offset
-	pad     [16]byte // one block of AES-CTR keystream
+	pad     [16]byte // one block of AES-CTR keystream, or of a CBC block decrypted
 
 	// CBC
 	cbc    cipher.BlockMode
