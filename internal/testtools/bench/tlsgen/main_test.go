@@ -13,19 +13,36 @@ import (
 	"github.com/google/gopacket/pcapgo"
 )
 
-// TestGenerateSmall writes a 2 MB capture and checks its shape: every
-// connection opens with a ClientHello whose random the key log names four
-// times (TLS 1.3), the broker is on the chosen port, and the frame counts
-// add up.
+// TestGenerateSmall writes 2 MB captures, TLS 1.3 and 1.2, and checks their
+// shape: every connection opens with a ClientHello whose random the key log
+// names four times (TLS 1.3: its traffic secrets) or once (TLS 1.2: its
+// master secret), the broker is on the chosen port, and the frame counts add
+// up.
 func TestGenerateSmall(t *testing.T) {
+	for _, c := range []struct {
+		suite    string
+		keyLines int
+	}{{"TLS_AES_128_GCM_SHA256", 4}, {"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", 1}} {
+		t.Run(c.suite, func(t *testing.T) { generateSmall(t, c.suite, c.keyLines) })
+	}
+	if _, _, ok := lookupSuite("TLS_NO_SUCH_SUITE"); ok {
+		t.Error("an unknown suite name was found")
+	}
+}
+
+func generateSmall(t *testing.T, suiteName string, keyLines int) {
+	suite, tls12, ok := lookupSuite(suiteName)
+	if !ok || tls12 != strings.Contains(suiteName, "ECDHE") {
+		t.Fatalf("lookupSuite(%s) = %#x, TLS 1.2 %v, %v", suiteName, suite, tls12, ok)
+	}
 	dir := t.TempDir()
 	o := options{out: filepath.Join(dir, "b.pcap"), keylog: filepath.Join(dir, "b.keylog"),
-		size: 2 << 20, conns: 3, frameSize: 16 << 10, aclEvery: 10, seed: 1, port: 9093}
+		size: 2 << 20, conns: 3, frameSize: 16 << 10, aclEvery: 10, seed: 1, port: 9093, suite: suite, tls12: tls12}
 	st, err := generate(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.cipher != "TLS_AES_128_GCM_SHA256" {
+	if st.cipher != suiteName {
 		t.Errorf("cipher %s", st.cipher)
 	}
 	if st.bytes < o.size || st.bytes > o.size+256<<10 {
@@ -72,8 +89,8 @@ func TestGenerateSmall(t *testing.T) {
 			if len(b) < 43 || b[0] != 22 || b[5] != 1 {
 				t.Fatalf("connection %d does not open with a ClientHello", tcp.SrcPort)
 			}
-			if n := strings.Count(string(keylog), " "+hex.EncodeToString(b[11:43])+" "); n != 4 {
-				t.Errorf("connection %d: key log names its client random %d times, want 4", tcp.SrcPort, n)
+			if n := strings.Count(string(keylog), " "+hex.EncodeToString(b[11:43])+" "); n != keyLines {
+				t.Errorf("connection %d: key log names its client random %d times, want %d", tcp.SrcPort, n, keyLines)
 			}
 		}
 	}
