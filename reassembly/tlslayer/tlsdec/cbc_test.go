@@ -245,6 +245,12 @@ func TestCBCPartialEveryOffset(t *testing.T) {
 				if _, n, ok := rc.plainLen(&hdr, bad, seq); ok {
 					t.Errorf("record %d with its padding spoiled: plainLen = %d, true", i, n)
 				}
+				// Cut short: no whole block after the IV, or not whole blocks.
+				for _, k := range []int{0, 5, aes.BlockSize, len(body) - 1} {
+					if _, n, ok := rc.plainLen(&hdr, body[:k], seq); ok {
+						t.Errorf("record %d cut to %d bytes: plainLen = %d, true", i, k, n)
+					}
+				}
 			}
 		})
 	}
