@@ -51,7 +51,7 @@ func main() {
 	port := flag.Int("port", 9092, "broker port the capture shows")
 	suiteName := flag.String("suite", "TLS_AES_128_GCM_SHA256", "the cipher suite, as crypto/tls names it; a TLS 1.2 suite makes the connections TLS 1.2 (the server's certificate is ECDSA)")
 	flag.Parse()
-	suite, tls12, ok := lookupSuite(*suiteName)
+	suite, ok := lookupSuite(*suiteName)
 	if !ok {
 		fmt.Fprintf(os.Stderr, "tlsgen: -suite %q is no cipher suite crypto/tls knows\n", *suiteName)
 		os.Exit(1)
@@ -64,7 +64,7 @@ func main() {
 		os.Exit(1)
 	}
 	st, err := generate(options{out: *out, keylog: *keylog, size: *size, conns: *conns, frameSize: *frameSize,
-		aclEvery: *aclEvery, seed: *seed, port: *port, suite: suite, tls12: tls12})
+		aclEvery: *aclEvery, seed: *seed, port: *port, suite: suite})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tlsgen:", err)
 		os.Exit(1)
@@ -73,14 +73,26 @@ func main() {
 		*out, st.bytes, st.packets, *conns, st.frames, st.acls, st.cipher, *keylog)
 }
 
-// lookupSuite finds a cipher suite by name, and whether it is TLS 1.2's.
-func lookupSuite(name string) (id uint16, tls12, ok bool) {
-	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+func allSuites() []*tls.CipherSuite { return append(tls.CipherSuites(), tls.InsecureCipherSuites()...) }
+
+// lookupSuite finds a cipher suite by name.
+func lookupSuite(name string) (id uint16, ok bool) {
+	for _, s := range allSuites() {
 		if s.Name == name {
-			return s.ID, !slices.Contains(s.SupportedVersions, tls.VersionTLS13), true
+			return s.ID, true
 		}
 	}
-	return 0, false, false
+	return 0, false
+}
+
+// isTLS12 reports whether suite id is one of TLS 1.2's, not TLS 1.3's.
+func isTLS12(id uint16) bool {
+	for _, s := range allSuites() {
+		if s.ID == id {
+			return !slices.Contains(s.SupportedVersions, tls.VersionTLS13)
+		}
+	}
+	return false
 }
 
 func trimExt(p string) string {
@@ -128,7 +140,6 @@ type options struct {
 	conns, frameSize, aclEvery, port int
 	seed                             uint64
 	suite                            uint16
-	tls12                            bool
 }
 
 func generate(o options) (st stats, err error) {
@@ -137,7 +148,8 @@ func generate(o options) (st stats, err error) {
 	if err != nil {
 		return st, err
 	}
-	if !o.tls12 {
+	tls12 := isTLS12(o.suite)
+	if !tls12 {
 		defer traffic.SteerTLS13(o.suite)()
 	}
 
@@ -169,7 +181,7 @@ func generate(o options) (st stats, err error) {
 	}
 	defer ln.Close()
 	srvCfg := &tls.Config{Certificates: []tls.Certificate{certs.Server}, MinVersion: tls.VersionTLS13}
-	if o.tls12 {
+	if tls12 {
 		srvCfg.MinVersion, srvCfg.MaxVersion, srvCfg.CipherSuites = tls.VersionTLS12, tls.VersionTLS12, []uint16{o.suite}
 	}
 	srvErr := make(chan error, nconns)
@@ -192,7 +204,7 @@ func generate(o options) (st stats, err error) {
 		body[i] = byte(rng.Uint32())
 	}
 	cliCfg := &tls.Config{RootCAs: certs.Pool, ServerName: traffic.BrokerSNI, MinVersion: tls.VersionTLS13, KeyLogWriter: keyLog}
-	if o.tls12 {
+	if tls12 {
 		cliCfg.MinVersion, cliCfg.MaxVersion, cliCfg.CipherSuites = tls.VersionTLS12, tls.VersionTLS12, []uint16{o.suite}
 	}
 	clients := make([]*client, nconns)

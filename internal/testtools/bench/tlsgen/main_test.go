@@ -25,19 +25,19 @@ func TestGenerateSmall(t *testing.T) {
 	}{{"TLS_AES_128_GCM_SHA256", 4}, {"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", 1}} {
 		t.Run(c.suite, func(t *testing.T) { generateSmall(t, c.suite, c.keyLines) })
 	}
-	if _, _, ok := lookupSuite("TLS_NO_SUCH_SUITE"); ok {
+	if _, ok := lookupSuite("TLS_NO_SUCH_SUITE"); ok {
 		t.Error("an unknown suite name was found")
 	}
 }
 
 func generateSmall(t *testing.T, suiteName string, keyLines int) {
-	suite, tls12, ok := lookupSuite(suiteName)
-	if !ok || tls12 != strings.Contains(suiteName, "ECDHE") {
-		t.Fatalf("lookupSuite(%s) = %#x, TLS 1.2 %v, %v", suiteName, suite, tls12, ok)
+	suite, ok := lookupSuite(suiteName)
+	if !ok || isTLS12(suite) != strings.Contains(suiteName, "ECDHE") {
+		t.Fatalf("lookupSuite(%s) = %#x, %v; TLS 1.2: %v", suiteName, suite, ok, isTLS12(suite))
 	}
 	dir := t.TempDir()
 	o := options{out: filepath.Join(dir, "b.pcap"), keylog: filepath.Join(dir, "b.keylog"),
-		size: 2 << 20, conns: 3, frameSize: 16 << 10, aclEvery: 10, seed: 1, port: 9093, suite: suite, tls12: tls12}
+		size: 2 << 20, conns: 3, frameSize: 16 << 10, aclEvery: 10, seed: 1, port: 9093, suite: suite}
 	st, err := generate(o)
 	if err != nil {
 		t.Fatal(err)
