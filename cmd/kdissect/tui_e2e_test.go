@@ -155,18 +155,30 @@ func (tm *tmuxTerm) display(format string) string {
 	return strings.TrimSpace(tm.run("display-message", "-p", "-t", tmuxTarget, format))
 }
 
-// waitFor polls the screen until ok accepts it, and fails with the last
-// screen after e2eWait.
+// waitFor polls the screen until ok accepts it twice running, unchanged,
+// and fails with the last screen after e2eWait. Once is not enough: the
+// explorer writes only the lines that changed, and a capture can land
+// between the title of a new view and the rest of it.
 func (tm *tmuxTerm) waitFor(what string, ok func(s *paneScreen) bool) *paneScreen {
 	tm.t.Helper()
 	deadline := time.Now().Add(e2eWait)
+	prev := "" // the last capture ok accepted, colours and all
 	for {
-		s := parsePane(tm.capture())
-		if ok(s) {
+		raw := tm.capture()
+		s := parsePane(raw)
+		if !ok(s) {
+			prev = ""
+		} else if raw == prev {
 			return s
+		} else {
+			prev = raw
 		}
 		if time.Now().After(deadline) {
-			tm.t.Fatalf("waited %v for %s; the screen:\n%s", e2eWait, what, strings.Join(s.text, "\n"))
+			state := "never accepted"
+			if prev != "" {
+				state = "accepted, but still changing"
+			}
+			tm.t.Fatalf("waited %v for %s (%s); the screen:\n%s", e2eWait, what, state, strings.Join(s.text, "\n"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
