@@ -208,8 +208,9 @@ func FuzzSASLToken(f *testing.F) {
 			rest := tok[:len(tok)-len(pw)]
 			// The other fields, escaped for a terminal or drawn in the byte
 			// layout's ASCII column, may spell the password themselves
-			// ("\xb0" then zeros holds "0000…"; "0\x000" reads "0.0").
-			ascii := bytes.Clone(rest)
+			// ("\xb0" then zeros holds "0000…"; "0\x000" reads "0.0"). So
+			// may the frame's size in that column: 32 is a space.
+			ascii := bytes.Clone(frame[:len(frame)-len(pw)])
 			for i, c := range ascii {
 				if c < 0x20 || c >= 0x7f {
 					ascii[i] = '.'
