@@ -21,13 +21,15 @@ const captureUsage = `Usage: kdissect [flags] FILE...
        kdissect frame [flags] [FILE | - | --hex HEX]   (one frame; kdissect frame --help)
        kdissect audit [flags] FILE...    (the ACL change log; kdissect audit --help)
 
-Decodes Kafka's ACL admin traffic (CreateAcls, DeleteAcls; every version
-0-3) from pcap/pcapng captures, plain or gzip/zstd-compressed (- reads
-standard input), or a live interface, and prints each message as an
-annotated field tree. Responses are matched to their requests by
-correlation id on the same connection. Each FILE is a capture of its own:
-packets are numbered from 1 in each. A live capture started as root parses
-packets as nobody (--user) once its socket and -w file are open.
+Decodes Kafka traffic from pcap/pcapng captures, plain or gzip/zstd-
+compressed (- reads standard input), or a live interface, and prints each
+message as an annotated field tree. It shows the ACL changes (CreateAcls,
+DeleteAcls) unless --all or --api asks for others: every API Kafka defines
+is decoded, at every version, record batches included. Responses are
+matched to their requests by correlation id on the same connection. Each
+FILE is a capture of its own: packets are numbered from 1 in each. A live
+capture started as root parses packets as nobody (--user) once its socket
+and -w file are open.
 
 Examples:
   kdissect testdata/pcaps/kadm-acls.pcap            field trees of every ACL message
@@ -122,7 +124,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	in.register(fs)
 	asJSON := fs.Bool("json", false, "print NDJSON: one message or event a line (the contract in README.md)")
 	summary := fs.Bool("summary", false, "print one line per message")
-	fs.BoolVar(&in.o.All, "all", false, "also show every other API (header decoded, body opaque unless --schema-dir defines it)")
+	fs.BoolVar(&in.o.All, "all", false, "also show every other API, decoded the same way (--schema-dir adds or replaces definitions)")
 	apis := fs.String("api", "", "only these `APIS`: names or numbers, comma separated (CreateAcls,31)")
 	explore := fs.Bool("tui", false, "open the interactive hex explorer")
 	hexDump := fs.Bool("x", false, "add each message's byte layout to the tree output")
