@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kdissect/kdissect/dissect/audit"
+	"github.com/kdissect/kdissect/internal/capture"
 	"github.com/kdissect/kdissect/internal/filter"
 	"github.com/kdissect/kdissect/internal/render"
 )
@@ -75,21 +76,21 @@ func runAuditWith(h auditHooks, args []string, stdin io.Reader, stdout, stderr i
 		return false, err
 	}
 	if o.Kinds, err = audit.ParseKinds(*kinds); err != nil {
-		return false, usageError{err.Error()}
+		return false, capture.UsageError{Msg: err.Error()}
 	}
 	// The run hands out the audited APIs only; responses without their
 	// request are guessed, so that what they prove is inferred.
 	in.o.APIs, in.o.Guess, in.o.ShowSecrets = audit.APIs(o.Kinds, o.Reads), true, o.ShowSecrets
 	switch {
 	case o.Width < 0:
-		return false, usageError{"--width takes a positive value"}
+		return false, capture.UsageError{Msg: "--width takes a positive value"}
 	case o.Effect && o.Failed:
-		return false, usageError{"--effect counts accepted changes only: it does not go with --failed"}
+		return false, capture.UsageError{Msg: "--effect counts accepted changes only: it does not go with --failed"}
 	}
 	switch o.Format {
 	case "table", "csv", "json", "ocsf":
 	default:
-		return false, usageError{"--format takes table, csv, json or ocsf"}
+		return false, capture.UsageError{Msg: "--format takes table, csv, json or ocsf"}
 	}
 	if o.Filter, err = filter.CompileRows(in.filter); err != nil {
 		return false, fmt.Errorf("-Y: %w", err)

@@ -96,7 +96,7 @@ func (f *inputFlags) open(files []string, stdin io.Reader, stderr io.Writer) (*c
 	switch f.progress {
 	case "auto", "always", "never":
 	default:
-		return nil, usageError{"--progress takes auto, always or never"}
+		return nil, capture.UsageError{Msg: "--progress takes auto, always or never"}
 	}
 	f.o.KeyLogs = f.keyLogs
 	f.o.Warn = func(msg string) { fmt.Fprintf(stderr, "kdissect: %s\n", msg) }
@@ -143,7 +143,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 		return false, errHelp
 	}
 	if *asJSON && *summary || *asJSON && *explore || *summary && *explore || *explore && (st.Len() > 0 || *quiet) {
-		return false, usageError{"choose one of --json, --summary and --tui (the explorer has no statistics: -z and -q are not for it)"}
+		return false, capture.UsageError{Msg: "choose one of --json, --summary and --tui (the explorer has no statistics: -z and -q are not for it)"}
 	}
 	if in.o.APIs, err = capture.ParseAPIs(*apis); err != nil {
 		return false, err

@@ -56,17 +56,17 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 	o := oneframe.Options{Response: *response, ShowSecrets: *showSecrets}
 	switch {
 	case *response && (*apiFlag == "" || *version < 0):
-		return false, usageError{"a response needs --api and --version: it does not carry its API key"}
+		return false, capture.UsageError{Msg: "a response needs --api and --version: it does not carry its API key"}
 	case *response:
 		if o.APIKey, err = capture.ParseAPI(*apiFlag); err != nil {
 			return false, err
 		}
 		if *version > 32767 {
-			return false, usageError{fmt.Sprintf("version %d is out of range", *version)}
+			return false, capture.UsageError{Msg: fmt.Sprintf("version %d is out of range", *version)}
 		}
 		o.APIVersion = int16(*version)
 	case *apiFlag != "" || *version >= 0:
-		return false, usageError{"--api and --version describe a response: add --response (a request carries its own)"}
+		return false, capture.UsageError{Msg: "--api and --version describe a response: add --response (a request carries its own)"}
 	}
 	m, notes := oneframe.Decode(reg, frame, o)
 	for _, n := range notes {

@@ -31,12 +31,6 @@ const (
 // incomplete (exit 3), having said why.
 var errIncomplete = errors.New("the log may be incomplete")
 
-// usageError is a mistake on the command line: exit 1 with the usage hint
-// of the command it was made on.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
 func main() {
 	// The memory limit is the binary's, not the library's: tests that
 	// call the run must not change their own process's collector.
@@ -65,8 +59,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	malformed, err := cmd(args, stdin, stdout, stderr)
-	var ue usageError
-	var ce capture.UsageError
+	// A mistake on the command line: exit 1 with the usage hint of the
+	// command it was made on.
+	var ue capture.UsageError
 	switch {
 	case errors.Is(err, errHelp):
 		return exitOK
@@ -74,7 +69,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitMalformed
 	case errors.Is(err, errIncomplete):
 		return exitIncomplete
-	case errors.As(err, &ue), errors.As(err, &ce):
+	case errors.As(err, &ue):
 		help := "kdissect --help"
 		if name != "" {
 			help = "kdissect " + name + " --help"
@@ -96,7 +91,7 @@ var errHelp = errors.New("help shown")
 // arguments, as tshark and most tools allow ("kdissect x.pcap --json");
 // everything after "--" is positional.
 //
-// Errors come back as usageError, in our words rather than the flag
+// Errors come back as capture.UsageError, in our words rather than the flag
 // package's, and --help prints usage to stdout.
 func parseInterspersed(fs *flag.FlagSet, usage string, args []string, stdout io.Writer) ([]string, error) {
 	fs.SetOutput(io.Discard)
@@ -109,7 +104,7 @@ func parseInterspersed(fs *flag.FlagSet, usage string, args []string, stdout io.
 		fs.PrintDefaults()
 		return nil, errHelp
 	case err != nil:
-		return nil, usageError{flagError(err)}
+		return nil, capture.UsageError{Msg: flagError(err)}
 	}
 	return pos, nil
 }
