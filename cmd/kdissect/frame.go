@@ -45,14 +45,6 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 	if err != nil {
 		return false, err
 	}
-	frame, err := oneframe.Read(*hexIn, positional, stdin)
-	if err != nil {
-		return false, err
-	}
-	reg, err := capture.LoadRegistry(*schemaDir)
-	if err != nil {
-		return false, err
-	}
 	o := oneframe.Options{Response: *response, ShowSecrets: *showSecrets}
 	switch {
 	case *response && (*apiFlag == "" || *version < 0):
@@ -67,6 +59,16 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 		o.APIVersion = int16(*version)
 	case *apiFlag != "" || *version >= 0:
 		return false, capture.UsageError{Msg: "--api and --version describe a response: add --response (a request carries its own)"}
+	}
+	// The flags first: a mistake in them is told before standard input
+	// is read to its end.
+	frame, err := oneframe.Read(*hexIn, positional, stdin)
+	if err != nil {
+		return false, err
+	}
+	reg, err := capture.LoadRegistry(*schemaDir)
+	if err != nil {
+		return false, err
 	}
 	m, notes := oneframe.Decode(reg, frame, o)
 	for _, n := range notes {

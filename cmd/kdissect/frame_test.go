@@ -144,6 +144,8 @@ func TestFrameInputErrors(t *testing.T) {
 		{[]string{"frame", "--response", "--api", "Nope", "--version", "1", "--hex", "00"}, "kdissect: unknown API \"Nope\": give a number (30) or a name (CreateAcls)\n", 1},
 		{[]string{"frame", "--response", "--api", "30", "--version", "40000", "--hex", "00"}, "kdissect: version 40000 is out of range\n", 1},
 		{[]string{"frame", "--api", "30", "--hex", "00"}, "kdissect: --api and --version describe a response: add --response (a request carries its own)\n", 1},
+		// The flags are judged before standard input (empty here) is read.
+		{[]string{"frame", "--version", "1", "-"}, "kdissect: --api and --version describe a response: add --response (a request carries its own)\n", 1},
 		{[]string{"frame", "--hex", "00", empty}, "kdissect: give the frame either with --hex or as a FILE, not both\n", 1},
 		{[]string{"frame", empty, empty}, "kdissect: one frame at a time: give a single FILE\n", 1},
 		{[]string{"frame", "--hex", " 0x "}, "kdissect: --hex is empty\n", 1},
