@@ -51,8 +51,8 @@ func main() {
 	port := flag.Int("port", 9092, "broker port the capture shows")
 	suiteName := flag.String("suite", "TLS_AES_128_GCM_SHA256", "the cipher suite, as crypto/tls names it; a TLS 1.2 suite makes the connections TLS 1.2 (the server's certificate is ECDSA)")
 	flag.Parse()
-	suite, ok := lookupSuite(*suiteName)
-	if !ok {
+	suite := lookupSuite(*suiteName)
+	if suite == nil {
 		fmt.Fprintf(os.Stderr, "tlsgen: -suite %q is no cipher suite crypto/tls knows\n", *suiteName)
 		os.Exit(1)
 	}
@@ -73,27 +73,18 @@ func main() {
 		*out, st.bytes, st.packets, *conns, st.frames, st.acls, st.cipher, *keylog)
 }
 
-func allSuites() []*tls.CipherSuite { return append(tls.CipherSuites(), tls.InsecureCipherSuites()...) }
-
-// lookupSuite finds a cipher suite by name.
-func lookupSuite(name string) (id uint16, ok bool) {
-	for _, s := range allSuites() {
+// lookupSuite finds a cipher suite by name (nil: crypto/tls has none).
+func lookupSuite(name string) *tls.CipherSuite {
+	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
 		if s.Name == name {
-			return s.ID, true
+			return s
 		}
 	}
-	return 0, false
+	return nil
 }
 
-// isTLS12 reports whether suite id is one of TLS 1.2's, not TLS 1.3's.
-func isTLS12(id uint16) bool {
-	for _, s := range allSuites() {
-		if s.ID == id {
-			return !slices.Contains(s.SupportedVersions, tls.VersionTLS13)
-		}
-	}
-	return false
-}
+// isTLS12 reports whether s is one of TLS 1.2's suites, not TLS 1.3's.
+func isTLS12(s *tls.CipherSuite) bool { return !slices.Contains(s.SupportedVersions, tls.VersionTLS13) }
 
 func trimExt(p string) string {
 	for i := len(p) - 1; i >= 0 && p[i] != '/'; i-- {
@@ -139,7 +130,7 @@ type options struct {
 	size                             int64
 	conns, frameSize, aclEvery, port int
 	seed                             uint64
-	suite                            uint16
+	suite                            *tls.CipherSuite
 }
 
 func generate(o options) (st stats, err error) {
@@ -150,7 +141,7 @@ func generate(o options) (st stats, err error) {
 	}
 	tls12 := isTLS12(o.suite)
 	if !tls12 {
-		defer traffic.SteerTLS13(o.suite)()
+		defer traffic.SteerTLS13(o.suite.ID)()
 	}
 
 	f, err := os.Create(out)
@@ -182,7 +173,7 @@ func generate(o options) (st stats, err error) {
 	defer ln.Close()
 	srvCfg := &tls.Config{Certificates: []tls.Certificate{certs.Server}, MinVersion: tls.VersionTLS13}
 	if tls12 {
-		srvCfg.MinVersion, srvCfg.MaxVersion, srvCfg.CipherSuites = tls.VersionTLS12, tls.VersionTLS12, []uint16{o.suite}
+		srvCfg.MinVersion, srvCfg.MaxVersion, srvCfg.CipherSuites = tls.VersionTLS12, tls.VersionTLS12, []uint16{o.suite.ID}
 	}
 	srvErr := make(chan error, nconns)
 	go func() {
@@ -205,7 +196,7 @@ func generate(o options) (st stats, err error) {
 	}
 	cliCfg := &tls.Config{RootCAs: certs.Pool, ServerName: traffic.BrokerSNI, MinVersion: tls.VersionTLS13, KeyLogWriter: keyLog}
 	if tls12 {
-		cliCfg.MinVersion, cliCfg.MaxVersion, cliCfg.CipherSuites = tls.VersionTLS12, tls.VersionTLS12, []uint16{o.suite}
+		cliCfg.MinVersion, cliCfg.MaxVersion, cliCfg.CipherSuites = tls.VersionTLS12, tls.VersionTLS12, []uint16{o.suite.ID}
 	}
 	clients := make([]*client, nconns)
 	for i := range clients {
@@ -220,8 +211,8 @@ func generate(o options) (st stats, err error) {
 		}
 		cs := tc.ConnectionState()
 		st.cipher = tls.CipherSuiteName(cs.CipherSuite)
-		if cs.CipherSuite != o.suite {
-			return st, fmt.Errorf("negotiated %s, want %s", st.cipher, tls.CipherSuiteName(o.suite))
+		if cs.CipherSuite != o.suite.ID {
+			return st, fmt.Errorf("negotiated %s, want %s", st.cipher, o.suite.Name)
 		}
 		clients[i] = &client{conn: tc, fmtr: kmsg.NewRequestFormatter(kmsg.FormatterClientID("bench-tls"))}
 	}
