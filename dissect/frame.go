@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
@@ -133,7 +134,7 @@ func dissectAs(def *Def, v int16) (int16, bool) {
 
 // body decodes the message body with def, or shows it as opaque bytes
 // when there is no definition for this API and version.
-func (d *decoder) body(def *Def, apiName string, cat Category) {
+func (d *decoder) body(def *Def, apiName string, cat Category) *Node {
 	d.cat = cat
 	framed := d.v
 	v, ok := dissectAs(def, d.v)
@@ -152,7 +153,7 @@ func (d *decoder) body(def *Def, apiName string, cat Category) {
 			// PLAIN password: the whole body stays hidden.
 			d.hide(n, redactSecret)
 		}
-		return
+		return nil
 	}
 	bn, mark := d.open(def.Name, "struct", KindStruct)
 	bn.noval = true
@@ -167,6 +168,7 @@ func (d *decoder) body(def *Def, apiName string, cat Category) {
 	d.fields(def.Fields, docTaggedCount)
 	d.v = framed
 	d.close(bn, mark)
+	return bn
 }
 
 // trailing flags bytes before to that nothing accounted for.
@@ -207,6 +209,10 @@ func (d *decoder) response(r *Registry, key, ver int16) *Message {
 	m.Direction, m.APIKey, m.APIVersion, m.APIName = Response, key, ver, APIName(key)
 	root, mark := d.open("", "", KindGroup)
 	d.frame()
+	asked := ver
+	if !d.failed && unsupportedAPIVersions(d.b, key, ver) {
+		ver, m.APIVersion = 0, 0
+	}
 	if !d.failed {
 		d.v, d.flex = ver, r.isFlexible(key, ver)
 		hv := responseHeaderVersion(key, d.flex)
@@ -219,10 +225,27 @@ func (d *decoder) response(r *Registry, key, ver int16) *Message {
 			// with them points at the body they leave undissected.
 			d.checkAPI(root, d.off, d.off, key, ver, r.respDef(key))
 			d.v, d.flex = ver, r.isFlexible(key, ver)
-			d.body(r.respDef(key), m.APIName, CatResponseBody)
+			bn := d.body(r.respDef(key), m.APIName, CatResponseBody)
+			if bn != nil && ver != asked {
+				bn.Doc = "message body, version 0: the request's v" + strconv.Itoa(int(asked)) +
+					" is one the broker does not support, and a broker answers such an ApiVersions request in v0"
+			}
 		}
 	}
 	return d.finish(m, root, mark, r.respDef(key), "Response")
+}
+
+// unsupportedAPIVersions reports whether frame is the answer to an
+// ApiVersions request at version ver > 0 that the broker does not support:
+// a Kafka broker then writes the response in v0 (the layout every client
+// can read, so that it can retry lower) with error UNSUPPORTED_VERSION and
+// its own range of ApiVersions versions. No broker answers a version it
+// supports with that error, so the error code decides the layout.
+func unsupportedAPIVersions(frame []byte, key, ver int16) bool {
+	const apiVersionsKey, unsupportedVersion = 18, 35
+	// size prefix, correlation id (header v0 at every version), ErrorCode
+	return key == apiVersionsKey && ver > 0 && len(frame) >= 10 &&
+		int16(binary.BigEndian.Uint16(frame[8:])) == unsupportedVersion
 }
 
 // checkAPI records problems with the API key and version themselves, at
