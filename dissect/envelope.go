@@ -341,7 +341,7 @@ func peekEnvelopeInner(frame []byte) (InnerAPI, bool) {
 	if !ok || h.APIKey != envelopeKey {
 		return InnerAPI{}, false
 	}
-	b, ok := flexibleRequestBody(frame) // Envelope is flexible from v0
+	b, ok := requestBody(frame, true) // Envelope is flexible from v0
 	if !ok {
 		return InnerAPI{}, false
 	}

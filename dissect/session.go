@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"encoding/binary"
 	"iter"
 	"math"
 	"time"
@@ -260,6 +261,41 @@ func opensConnection(frame []byte) bool {
 	return ok && (h.APIKey == 18 || h.APIKey == saslHandshakeKey)
 }
 
+// produceKey is Produce, whose requests with acks=0 get no response.
+const produceKey = 0
+
+// unanswered says whether the request frame with header h asks for no
+// response: a Produce with acks=0, which a broker never answers (on an
+// error it closes the connection instead). Its head (HeadLen bytes) holds
+// Acks unless the client id is long; a transactional producer, whose id
+// comes before Acks, always sends acks=-1.
+func unanswered(h RequestHead, frame []byte) bool {
+	if h.APIKey != produceKey {
+		return false
+	}
+	b, ok := requestBody(frame, h.APIVersion >= 9)
+	if ok && h.APIVersion >= 3 { // TransactionalId, a nullable string
+		if h.APIVersion >= 9 {
+			n, ok2 := uvarint(&b)
+			ok = ok2 && n <= uint64(len(b))+1
+			if ok && n > 0 {
+				b = b[n-1:]
+			}
+		} else {
+			ok = len(b) >= 2
+			if ok {
+				n := int(int16(binary.BigEndian.Uint16(b)))
+				b = b[2:]
+				ok = n <= len(b)
+				if ok && n > 0 {
+					b = b[n:]
+				}
+			}
+		}
+	}
+	return ok && len(b) >= 2 && binary.BigEndian.Uint16(b) == 0
+}
+
 // isKafka says whether a frame that comes while c's SASL tokens travel raw
 // is a Kafka message after all: a client may send its next request before
 // the broker's last token (PLAIN's is empty), and a GSSAPI exchange has no
@@ -338,14 +374,16 @@ func (s *Session[M]) request(meta M, c *conn[M], f FrameInfo) {
 		// remembered, without an entry (the common Produce and Fetch).
 		s.index++
 		s.observe(c, h.APIKey, f.Data, o)
-		c.expect(h, s.index, f.Last, false)
+		if !unanswered(h, f.Data) {
+			c.expect(h, s.index, f.Last, false)
+		}
 		return
 	}
 	e := s.newEntry(meta, c, f)
 	e.opts = o
 	if ok {
 		e.x.Identity = s.observe(c, h.APIKey, f.Data, o)
-		if !s.expect(c, h, e, f.Last) {
+		if !s.expect(c, h, e, f.Last, unanswered(h, f.Data)) {
 			return // not shown: its bytes are not kept
 		}
 	}
@@ -354,9 +392,9 @@ func (s *Session[M]) request(meta M, c *conn[M], f FrameInfo) {
 }
 
 // expect records that the request e (a frame or a cut one) with header h
-// awaits its response, or gives it the response that was waiting for it.
-// It reports whether e is to be handed out.
-func (s *Session[M]) expect(c *conn[M], h RequestHead, e *entry[M], last time.Time) bool {
+// awaits its response (unless it is unanswered), or gives it the response
+// that was waiting for it. It reports whether e is to be handed out.
+func (s *Session[M]) expect(c *conn[M], h RequestHead, e *entry[M], last time.Time, unanswered bool) bool {
 	isCut := e.kind == entryIncomplete
 	index := e.x.Index
 	if isCut {
@@ -373,6 +411,9 @@ func (s *Session[M]) expect(c *conn[M], h RequestHead, e *entry[M], last time.Ti
 		r.drop = !s.shows(h.APIKey, e.opts.Inner)
 		e.setPeer(r.x.Index)
 		return !r.drop
+	}
+	if unanswered {
+		return s.shows(h.APIKey, e.opts.Inner)
 	}
 	p := c.expect(h, index, last, isCut)
 	p.inner = e.opts.Inner
@@ -415,7 +456,7 @@ func (s *Session[M]) Cut(meta M, f CutInfo) {
 		if h, ok := PeekRequest(f.Head); ok {
 			s.index++
 			e.cut = Incomplete{Index: s.index, HasAPI: true, APIKey: h.APIKey, APIVersion: h.APIVersion, CorrelationID: h.CorrelationID}
-			s.expect(c, h, e, f.Time)
+			s.expect(c, h, e, f.Time, unanswered(h, f.Head))
 		}
 	} else if corr, ok := peekCorrelationID(f.Head); ok {
 		s.index++

@@ -20,7 +20,7 @@ func readClientSoftware(frame []byte) (ClientSoftware, bool) {
 	if len(frame) < 4 || int64(binary.BigEndian.Uint32(frame)) != int64(len(frame)-4) {
 		return ClientSoftware{}, false
 	}
-	b, ok := flexibleRequestBody(frame)
+	b, ok := requestBody(frame, true)
 	if !ok {
 		return ClientSoftware{}, false
 	}
@@ -32,10 +32,10 @@ func readClientSoftware(frame []byte) (ClientSoftware, bool) {
 	return ClientSoftware{Name: name, Version: version}, true
 }
 
-// flexibleRequestBody is what follows a flexible (v2) request header in
-// frame: past the size prefix, api key, version, correlation id, client_id
-// and the header's tagged fields. false: frame ends before its body.
-func flexibleRequestBody(frame []byte) ([]byte, bool) {
+// requestBody is what follows a request header v1 (flexible: v2) in frame:
+// past the size prefix, api key, version, correlation id, client_id (and
+// the header's tagged fields). false: frame ends before its body.
+func requestBody(frame []byte, flexible bool) ([]byte, bool) {
 	if len(frame) < 14 {
 		return nil, false
 	}
@@ -48,7 +48,7 @@ func flexibleRequestBody(frame []byte) ([]byte, bool) {
 		}
 		b = b[n:]
 	}
-	if !skipTags(&b) {
+	if flexible && !skipTags(&b) {
 		return nil, false
 	}
 	return b, true
