@@ -11,6 +11,7 @@ import (
 const (
 	maxPendingPerConn = 4096             // requests awaiting a response on one connection
 	maxQueued         = 1 << 16          // messages held for their peer before they are handed out
+	maxQueuedBytes    = 64 << 20         // bytes of the frames they hold
 	holdFor           = 30 * time.Second // capture time a request waits for its response
 )
 
@@ -107,8 +108,8 @@ type SessionSink[M any] interface {
 // it.
 //
 // With Hold, a request is held until its response arrives (or its
-// connection ends, or 30 s of capture time pass, or 65536 messages wait)
-// so that it can name the response: output order is still the capture's
+// connection ends, or 30 s of capture time pass, or 65536 messages or
+// 64 MiB of frames wait) so that it can name the response: output order is still the capture's
 // order. Without it (a live capture) each message is handed out at once.
 type Session[M any] struct {
 	// Wants says which APIs are handed out; nil: every API. Frames of
@@ -142,6 +143,7 @@ type Session[M any] struct {
 	now   time.Time
 	conns map[uint64]*conn[M]
 	queue []*entry[M]
+	held  int // bytes of the frames in queue
 	// stub stands for a request the trackers read by its API alone, so
 	// that a Produce or Fetch costs no allocation.
 	stub     Message
@@ -151,10 +153,18 @@ type Session[M any] struct {
 // conn is a connection's state.
 type conn[M any] struct {
 	pending map[int32]*pending[M] // requests awaiting their response
+	// order is pending's requests oldest first, and some answered since
+	// (stale: not in pending with that index), for evictOldest.
+	order []pendingRef
 	// awaiting holds responses that wait for their request (entry.awaiting).
 	awaiting map[int32]*entry[M]
 	id       *identityTracker
 	soft     *ClientSoftware
+}
+
+type pendingRef struct {
+	corr  int32
+	index int
 }
 
 // pending is a request awaiting its response.
@@ -434,7 +444,25 @@ func (c *conn[M]) expect(h RequestHead, index int, last time.Time, cut bool) *pe
 	}
 	p := &pending[M]{key: h.APIKey, ver: h.APIVersion, index: index, last: last, cut: cut}
 	c.pending[h.CorrelationID] = p
+	if len(c.order) > 2*len(c.pending)+16 {
+		// Mostly answered: keep only those still pending, so that order
+		// stays as small as pending at the cost of a pass per few requests.
+		live := c.order[:0]
+		for _, r := range c.order {
+			if c.live(r) {
+				live = append(live, r)
+			}
+		}
+		clear(c.order[len(live):])
+		c.order = live
+	}
+	c.order = append(c.order, pendingRef{h.CorrelationID, index})
 	return p
+}
+
+func (c *conn[M]) live(r pendingRef) bool {
+	p := c.pending[r.corr]
+	return p != nil && p.index == r.index
 }
 
 func (e *entry[M]) setPeer(index int) {
@@ -474,18 +502,17 @@ func (s *Session[M]) Cut(meta M, f CutInfo) {
 }
 
 func (c *conn[M]) evictOldest() {
-	var oldCorr int32
-	var old *pending[M]
-	for corr, p := range c.pending {
-		if old == nil || p.index < old.index {
-			oldCorr, old = corr, p
+	for len(c.order) > 0 {
+		r := c.order[0]
+		c.order = c.order[1:]
+		if !c.live(r) {
+			continue
 		}
-	}
-	if old != nil {
-		if old.held != nil {
+		if old := c.pending[r.corr]; old.held != nil {
 			old.held.waiting = false
 		}
-		delete(c.pending, oldCorr)
+		delete(c.pending, r.corr)
+		return
 	}
 }
 
@@ -569,14 +596,17 @@ func (s *Session[M]) Pass(meta M, t time.Time) {
 	s.pump()
 }
 
-func (s *Session[M]) enqueue(e *entry[M]) { s.queue = append(s.queue, e) }
+func (s *Session[M]) enqueue(e *entry[M]) {
+	s.queue = append(s.queue, e)
+	s.held += len(e.frame)
+}
 
 // pump hands out the queue up to the first request still waiting for its
 // response.
 func (s *Session[M]) pump() {
 	n := 0
 	for _, e := range s.queue {
-		if e.waiting && s.now.Sub(e.time) < holdFor && len(s.queue)-n < maxQueued {
+		if e.waiting && s.now.Sub(e.time) < holdFor && len(s.queue)-n < maxQueued && s.held < maxQueuedBytes {
 			break
 		}
 		s.emit(e)
@@ -643,6 +673,7 @@ func (s *Session[M]) Flush() {
 }
 
 func (s *Session[M]) emit(e *entry[M]) {
+	s.held -= len(e.frame)
 	if e.awaiting {
 		// Handed out unmatched: a request that comes later is not its own.
 		e.awaiting = false

@@ -85,6 +85,87 @@ func TestSessionDoesNotHoldAcksZero(t *testing.T) {
 	checkLines(t, r.lines, "p0 #1 Produce request peer=0", "p1 #2 Produce request peer=4", "p0 #3 Produce request peer=0", "r1 #4 Produce response peer=2 2ms")
 }
 
+// Requests that get no response do not push out those that will: a
+// CreateAcls is still answered after more acks=0 Produce requests than a
+// connection keeps pending. Past that bound, the oldest request still
+// pending is the one forgotten, also when others were answered between.
+func TestSessionPendingBound(t *testing.T) {
+	acl := testkit.KmsgRequest(sampleCreateReq(3, 0), 1, nil)
+	aclResp := testkit.KmsgResponse(sampleCreateResp(3, 0), 1)
+	r := &sessionLog{}
+	s := NewSession[string](NewRegistry(), r)
+	s.Wants = func(k int16) bool { return k == 30 }
+	s.Frame("a", client(1, 0, acl))
+	for i := range maxPendingPerConn + 10 {
+		s.Frame("", client(1, 1, produceReq(9, 0, nil, int32(i+2), nil, 0)))
+	}
+	s.Frame("b", broker(1, 2, aclResp))
+	s.Flush()
+	if got := r.lines[len(r.lines)-1]; !strings.HasPrefix(got, "b #4108 CreateAcls response peer=1") {
+		t.Errorf("after acks=0 Produce requests: %q", got)
+	}
+
+	r = &sessionLog{}
+	s = NewSession[string](NewRegistry(), r)
+	s.Wants = func(k int16) bool { return k == 30 }
+	produceResp := kmsg.NewPtrProduceResponse()
+	produceResp.SetVersion(9)
+	s.Frame("old", client(1, 0, produceReq(9, 1, nil, 100000, nil, 0)))
+	s.Frame("a", client(1, 0, testkit.WithCorr(acl, 100001, true)))
+	for i := range maxPendingPerConn + 5 {
+		corr := int32(i)
+		s.Frame("", client(1, 1, produceReq(9, 1, nil, corr, nil, 0)))
+		if i%2 == 0 { // answered: stale in the connection's order
+			s.Frame("", broker(1, 1, testkit.KmsgResponse(produceResp, corr)))
+		}
+	}
+	// 2 + 2050 unanswered: under the bound, both old ones are pending;
+	// then the bound is reached after 2045 more.
+	s.Frame("b", broker(1, 2, testkit.WithCorr(aclResp, 100001, false)))
+	for i := range maxPendingPerConn {
+		s.Frame("", client(1, 3, produceReq(9, 1, nil, int32(200000+i), nil, 0)))
+	}
+	s.Frame("old", broker(1, 4, testkit.KmsgResponse(produceResp, 100000)))
+	s.Flush()
+	var got []string
+	for _, l := range r.lines {
+		if strings.HasPrefix(l, "b ") || strings.HasPrefix(l, "old ") {
+			got = append(got, l)
+		}
+	}
+	// The CreateAcls was answered in time; the first Produce, the oldest
+	// pending, was forgotten when the bound was reached: its response
+	// comes unmatched.
+	// Indexes: 2 + 4101 requests and 2051 responses, then 4096 requests.
+	checkLines(t, got, "b #6155 CreateAcls response peer=2 2ms", fmt.Sprintf("old unmatched #%d corr=100000 size=15", 6156+maxPendingPerConn))
+}
+
+// A request waiting for its response holds what comes after it only up to
+// maxQueuedBytes: past that it is handed out without its peer, before the
+// capture ends.
+func TestSessionHoldsBoundedBytes(t *testing.T) {
+	r := &sessionLog{}
+	s := NewSession[string](NewRegistry(), r)
+	s.Hold = true
+	s.Frame("acl", client(1, 0, testkit.KmsgRequest(sampleCreateReq(3, 0), 1, nil)))
+	big := 1 << 20
+	n := 0
+	for ; n < 2*maxQueuedBytes/big && len(r.lines) == 0; n++ {
+		// Another connection's Produce requests, each waiting too.
+		s.Frame("p", client(2, n+1, produceReq(9, 1, nil, int32(n), nil, big)))
+	}
+	if len(r.lines) == 0 || r.lines[0] != "acl #1 CreateAcls request peer=0" {
+		t.Fatalf("after %d MiB held: %q", n, r.lines)
+	}
+	if n < maxQueuedBytes/big-1 || n > maxQueuedBytes/big+1 {
+		t.Errorf("the request was handed out after %d MiB held, want %d", n, maxQueuedBytes/big)
+	}
+	s.Flush()
+	if s.held != 0 {
+		t.Errorf("%d bytes counted held after Flush", s.held)
+	}
+}
+
 // franz-go producing with acks=0 to kfake: the broker sends no response
 // to those Produce requests, and the session hands each out as soon as it
 // is seen, not at the connection's end.
