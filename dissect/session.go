@@ -296,7 +296,7 @@ func unanswered(h RequestHead, frame []byte) bool {
 			if ok {
 				n := int(int16(binary.BigEndian.Uint16(b)))
 				b = b[2:]
-				ok = n <= len(b)
+				ok = n >= -1 && n <= len(b)
 				if ok && n > 0 {
 					b = b[n:]
 				}

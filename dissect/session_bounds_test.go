@@ -58,6 +58,11 @@ func TestUnansweredProduce(t *testing.T) {
 	if unanswered(h, f) {
 		t.Error("a lying transactional id length read as unanswered")
 	}
+	f = produceReq(3, 0, nil, 7, nil, 0)
+	f[14], f[15] = 0xff, 0xfe // -2 for the null id: no length a string has
+	if unanswered(h, f) {
+		t.Error("a negative transactional id length other than -1 read as unanswered")
+	}
 	meta := testkit.KmsgRequest(kmsg.NewPtrMetadataRequest(), 1, nil)
 	h, _ = PeekRequest(meta)
 	if unanswered(h, meta) {
