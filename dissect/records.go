@@ -172,8 +172,7 @@ func (w *recWalk) batch(i, end int) bool {
 	bn.noval, bn.Doc = true, docBatch
 	defer func() { w.close(bn, mark); w.cut = false }()
 	if end-start < 12 {
-		w.problem(bn, start, fmt.Sprintf("partial record batch: %d bytes, too few for its offset and length", end-start))
-		w.cut = true
+		w.partial(bn, start, docPartialBatch, fmt.Sprintf("partial record batch: %d bytes, too few for its offset and length", end-start))
 	}
 	if _, ok := w.fixed("base_offset", "int64", docBaseOffset, 8); !ok {
 		d.off = end
@@ -191,9 +190,8 @@ func (w *recWalk) batch(i, end int) bool {
 	}
 	stop, cut := d.off+int(ln.Int), false
 	if stop > end {
-		w.problem(bn, start, fmt.Sprintf("partial record batch: batch_length says %d bytes follow, %d are here (a Fetch response may end in one)", ln.Int, end-d.off))
+		w.partial(bn, start, docPartialBatch, fmt.Sprintf("partial record batch: batch_length says %d bytes follow, %d are here", ln.Int, end-d.off))
 		stop, cut = end, true
-		w.cut = true
 	}
 	saved := d.end
 	d.end = stop
@@ -590,9 +588,8 @@ func (w *recWalk) message(i, end int, wrapper int8) bool {
 	}
 	stop, cut := d.off+int(sn.Int), false
 	if stop > end {
-		w.problem(mn, start, fmt.Sprintf("partial message: message_size says %d bytes follow, %d are here (a Fetch response may end in one)", sn.Int, end-d.off))
+		w.partial(mn, start, docPartialMessage, fmt.Sprintf("partial message: message_size says %d bytes follow, %d are here", sn.Int, end-d.off))
 		stop, cut = end, true
-		w.cut = true
 	}
 	saved := d.end
 	d.end = stop
@@ -712,6 +709,27 @@ func (w *recWalk) open(name, typ string, k Kind) (*Node, int) {
 }
 
 func (w *recWalk) close(n *Node, mark int) { w.d.close(n, mark) }
+
+// partial marks entry n (a batch or message starting at off) as cut by
+// the end of its records. In a response's records that is the protocol
+// at work: a broker reads a partition's log up to a byte limit, which may
+// fall inside a batch, and sends the bytes as they are; consumers skip the
+// partial entry. So it gets doc, not a problem. Anywhere else (a Produce
+// request, decompressed bytes) it is damage: msg is its problem. Either
+// way the fields it cuts short add none.
+func (w *recWalk) partial(n *Node, off int, doc, msg string) {
+	if w.src == 0 && w.d.opts.Direction == Response {
+		n.Doc = doc
+	} else {
+		w.problem(n, off, msg)
+	}
+	w.cut = true
+}
+
+// partialEntry reports whether n is a record batch or legacy message that
+// a response's records end inside (recWalk.partial): what it holds is not
+// delivered.
+func (n *Node) partialEntry() bool { return n.Doc == docPartialBatch || n.Doc == docPartialMessage }
 
 // truncated is problem for running out of bytes, which a cut entry has
 // said already.
@@ -1154,6 +1172,8 @@ func printableASCII8(v []byte) bool {
 
 const (
 	docBatch           = "a record batch (magic 2)"
+	docPartialBatch    = "the start of a record batch, cut where the broker's read of the log stopped: consumers skip it"
+	docPartialMessage  = "the start of a message, cut where the broker's read of the log stopped: consumers skip it"
 	docBaseOffset      = "offset of the first record; the broker assigns offsets, a producer writes 0"
 	docBatchLength     = "bytes of the batch after this field"
 	docLeaderEpoch     = "epoch of the partition leader that wrote the batch; -1 from a producer"

@@ -619,9 +619,12 @@ func TestRecordsControlBatch(t *testing.T) {
 	}
 }
 
-// TestRecordsPartialBatch: a Fetch response may end in a batch cut short.
-// It is a partial node with one problem; the batches before it and the
-// fields after the records decode as usual.
+// TestRecordsPartialBatch: a Fetch response may end in a batch cut short
+// (a broker reads the log up to a byte limit). It is a partial node that
+// says so, with no problem: that is the protocol, not damage; the batches
+// before it and the fields after the records decode as usual, and the
+// summary counts only the records delivered whole. The same bytes in a
+// Produce request are a problem at the batch.
 func TestRecordsPartialBatch(t *testing.T) {
 	whole := batch(t, batchSpec{records: sampleRecords()[:2]})
 	for _, codec := range []int16{codecNone, codecZstd} {
@@ -646,12 +649,12 @@ func TestRecordsPartialBatch(t *testing.T) {
 			}
 			rn := recordsNode(t, m)
 			at := rn.Children[0].Offset + len(whole)
-			if len(m.Problems) != 1 || m.Problems[0].Offset != at || !strings.Contains(m.Problems[0].Message, "partial record batch") {
+			if len(m.Problems) != 0 {
 				t.Fatalf("codec %d cut %d: problems %v\n%s", codec, cut, m.Problems, AppendText(nil, rn))
 			}
 			p := rn.Children[1]
-			if p.Offset != at || p.Offset+p.Size != rn.Offset+rn.Size || len(p.Problems) != 1 {
-				t.Errorf("cut %d: partial batch [%d, %d] in records [%d, %d]", cut, p.Offset, p.Size, rn.Offset, rn.Size)
+			if p.Offset != at || p.Offset+p.Size != rn.Offset+rn.Size || len(p.Problems) != 0 || !p.partialEntry() {
+				t.Errorf("cut %d: partial batch [%d, %d] in records [%d, %d], %q", cut, p.Offset, p.Size, rn.Offset, rn.Size, p.Doc)
 			}
 			if got := len(treeRecords(t, rn.Children[0])); got != 2 {
 				t.Errorf("cut %d: %d records in the whole batch", cut, got)
@@ -661,7 +664,45 @@ func TestRecordsPartialBatch(t *testing.T) {
 			if second == nil || len(treeRecords(t, second)) != 2 {
 				t.Fatalf("cut %d: second partition %v", cut, second)
 			}
+			if !strings.Contains(m.Summary, ", 4 records,") {
+				t.Errorf("cut %d: summary %q, want the 4 records of the whole batches", cut, m.Summary)
+			}
+
+			req := produce(9, recs)
+			m = Builtin().Decode(req, Options{})
+			if len(m.Problems) != 1 || m.Problems[0].Offset != recordsNode(t, m).Children[0].Offset+len(whole) || !strings.Contains(m.Problems[0].Message, "partial record batch") {
+				t.Errorf("codec %d cut %d: a Produce request's partial batch: problems %v", codec, cut, m.Problems)
+			}
 		}
+	}
+}
+
+// TestRecordsPartialMessage: a legacy MessageSet and a ShareFetch
+// response's records may end in an entry cut short too; in a Produce
+// request it is a problem.
+func TestRecordsPartialMessage(t *testing.T) {
+	for _, magic := range []int8{0, 1} {
+		first := messageV(magic, 0, 0, 1600000000000, []byte("a"), []byte("first"))
+		set := append(append([]byte(nil), first...), messageV(magic, 1, 0, 1600000000001, nil, []byte("second"))...)
+		set = set[:len(set)-3]
+		v := int16(magic * 2)
+		m := Builtin().Decode(fetchResponse(v, set), Options{Direction: Response, APIKey: 1, APIVersion: v})
+		rn := recordsNode(t, m)
+		if len(m.Problems) != 0 || len(rn.Children) != 2 || !rn.Children[1].partialEntry() || rn.Children[0].partialEntry() {
+			t.Errorf("magic %d, Fetch: problems %v\n%s", magic, m.Problems, AppendText(nil, rn))
+		}
+		if !strings.Contains(m.Summary, "1 MessageSet message,") {
+			t.Errorf("magic %d: summary %q counts the cut message", magic, m.Summary)
+		}
+		m = Builtin().Decode(produce(v, set), Options{})
+		if len(m.Problems) != 1 || m.Problems[0].Offset != recordsNode(t, m).Children[0].Offset+len(first) || !strings.Contains(m.Problems[0].Message, "partial message") {
+			t.Errorf("magic %d, Produce: problems %v", magic, m.Problems)
+		}
+	}
+	b := batch(t, batchSpec{records: sampleRecords()})
+	m := Builtin().Decode(shareFetchResponse(1, b[:len(b)-5]), Options{Direction: Response, APIKey: 78, APIVersion: 1})
+	if rn := recordsNode(t, m); len(m.Problems) != 0 || !rn.Children[0].partialEntry() {
+		t.Errorf("ShareFetch: problems %v\n%s", m.Problems, AppendText(nil, rn))
 	}
 }
 

@@ -534,7 +534,7 @@ func (s *recordStats) add(rn *Node) {
 	for _, e := range rn.Children {
 		a := e.Child("attributes")
 		switch {
-		case a == nil || !a.HasValue():
+		case a == nil || !a.HasValue() || e.partialEntry():
 			continue
 		case e.Type == "RecordBatch v2":
 			if c, ok := num(e, "record_count"); ok && c > 0 {
