@@ -109,8 +109,9 @@ type SessionSink[M any] interface {
 //
 // With Hold, a request is held until its response arrives (or its
 // connection ends, or 30 s of capture time pass, or 65536 messages or
-// 64 MiB of frames wait) so that it can name the response: output order is still the capture's
-// order. Without it (a live capture) each message is handed out at once.
+// 64 MiB of frames wait) so that it can name the response: output order
+// is still the capture's order. Without it (a live capture) each message
+// is handed out at once.
 type Session[M any] struct {
 	// Wants says which APIs are handed out; nil: every API. Frames of
 	// other APIs still count in message indexes.
@@ -276,9 +277,10 @@ const produceKey = 0
 
 // unanswered says whether the request frame with header h asks for no
 // response: a Produce with acks=0, which a broker never answers (on an
-// error it closes the connection instead). Its head (HeadLen bytes) holds
-// Acks unless the client id is long; a transactional producer, whose id
-// comes before Acks, always sends acks=-1.
+// error it closes the connection instead). The first 64 bytes of a frame
+// whose body a capture did not keep hold Acks unless the client id is
+// long; a transactional producer, whose id comes before Acks, always
+// sends acks=-1. A frame that does not show Acks asks for a response.
 func unanswered(h RequestHead, frame []byte) bool {
 	if h.APIKey != produceKey {
 		return false
