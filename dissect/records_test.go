@@ -667,6 +667,11 @@ func TestRecordsPartialBatch(t *testing.T) {
 			if !strings.Contains(m.Summary, ", 4 records,") {
 				t.Errorf("cut %d: summary %q, want the 4 records of the whole batches", cut, m.Summary)
 			}
+			// --summary reads batch headers only, and counts the same.
+			hm := Builtin().Decode(frame, Options{Direction: Response, APIKey: 1, APIVersion: 12, BatchHeaders: true})
+			if len(hm.Problems) != 0 || !strings.Contains(hm.Summary, ", 4 records,") {
+				t.Errorf("cut %d, batch headers: summary %q, problems %v", cut, hm.Summary, hm.Problems)
+			}
 
 			req := produce(9, recs)
 			m = Builtin().Decode(req, Options{})
