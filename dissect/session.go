@@ -163,6 +163,8 @@ type conn[M any] struct {
 	soft     *ClientSoftware
 }
 
+// pendingRef names a pending request: its correlation id, and its index,
+// which tells it from a later request reusing the id.
 type pendingRef struct {
 	corr  int32
 	index int

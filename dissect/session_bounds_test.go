@@ -45,10 +45,11 @@ func TestUnansweredProduce(t *testing.T) {
 				if got := unanswered(h, f); got != (acks == 0) {
 					t.Errorf("v%d acks=%d txn=%v: unanswered %v", v, acks, txn != nil, got)
 				}
-				f = produceReq(v, acks, nil, 7, &long, 100)[:64]
-				if unanswered(h, f) {
-					t.Errorf("v%d acks=%d: a 64-byte head with a 60-byte client id read as unanswered", v, acks)
-				}
+			}
+			f := produceReq(v, acks, nil, 7, &long, 100)[:64]
+			h, _ := PeekRequest(f)
+			if unanswered(h, f) {
+				t.Errorf("v%d acks=%d: a 64-byte head with a 60-byte client id read as unanswered", v, acks)
 			}
 		}
 	}
