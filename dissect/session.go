@@ -24,9 +24,11 @@ type FrameInfo struct {
 	Data []byte
 	Head bool
 	// Offset is the frame's first byte counted from the first byte of its
-	// direction: 0 for a connection's first client frame says that its
-	// start was captured (for IdentityTracker).
+	// direction that was captured. Opened says that byte followed the
+	// direction's SYN: a client frame at Offset 0 of an opened connection
+	// is its first, so a connection that never authenticates is anonymous.
 	Offset int64
+	Opened bool
 	// PeerPending: the connection's client direction still holds bytes
 	// not handed over, which may hold the request of this response.
 	PeerPending bool
@@ -251,7 +253,7 @@ func (s *Session[M]) Frame(meta M, f FrameInfo) {
 	s.now = f.Last
 	c := s.conn(f.Conn)
 	if c.id == nil {
-		c.id = newIdentityTracker(f.FromClient && f.Offset == 0 && opensConnection(f.Data))
+		c.id = newIdentityTracker(f.FromClient && f.Offset == 0 && (f.Opened || opensConnection(f.Data)))
 	}
 	if c.id.RawTokens() && !c.isKafka(f) {
 		s.token(meta, c, f)
@@ -265,10 +267,11 @@ func (s *Session[M]) Frame(meta M, f FrameInfo) {
 
 // opensConnection says whether a client's first frame is one a client
 // opens a connection with (ApiVersions, or SaslHandshake for a client
-// that does not ask for versions): then the capture holds the connection
-// from its start and a connection that never authenticates is anonymous.
-// A capture that began mid-connection at a frame boundary also starts at
-// offset 0; the first request tells the two apart.
+// that does not ask for versions), for a connection captured without its
+// SYN: a capture that began mid-connection at a frame boundary also starts
+// at offset 0, and the first request tells the two apart. With the SYN
+// any first request opens it: kafkajs and librdkafka without
+// api.version.request open connections with Fetch or Metadata.
 func opensConnection(frame []byte) bool {
 	h, ok := PeekRequest(frame)
 	return ok && (h.APIKey == 18 || h.APIKey == saslHandshakeKey)

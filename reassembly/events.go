@@ -53,6 +53,9 @@ type Frame struct {
 	// out of order, or a frame still being collected): the request this
 	// response answers may yet come out.
 	PeerPending bool
+	// Opened: the direction was captured from its SYN, so StreamOffset 0
+	// is its first byte, not only the first one captured.
+	Opened bool
 }
 
 // Gap reports bytes that were never captured. Length is -1 when unknown.

@@ -603,7 +603,7 @@ func (f *framer) emitWhole(fr []byte, off int64, pkt int, ts time.Time) {
 	p.pk = append(p.pk[:0], pkt)
 	p.stats.Frames++
 	p.fr = Frame{Flow: f.flow(), StreamOffset: off, Size: len(fr), Data: data, Truncated: trunc,
-		Packets: p.pk, First: ts, Last: ts, PeerPending: f.peerPending()}
+		Packets: p.pk, First: ts, Last: ts, PeerPending: f.peerPending(), Opened: f.whole}
 	f.emit(&p.fr)
 	f.kickResponses(ts)
 }
@@ -623,7 +623,7 @@ func (f *framer) emitCollected() {
 	p.stats.Frames++
 	last := p.timeAt(f.last)
 	p.fr = Frame{Flow: f.flow(), StreamOffset: f.fOff, Size: int(f.size), Data: f.buf, Truncated: !f.want,
-		Packets: p.pk, First: p.timeAt(f.marks[0].ts), Last: last, PeerPending: f.peerPending()}
+		Packets: p.pk, First: p.timeAt(f.marks[0].ts), Last: last, PeerPending: f.peerPending(), Opened: f.whole}
 	f.emit(&p.fr)
 	f.resetFrame()
 	f.kickResponses(last)

@@ -284,3 +284,28 @@ func TestEmptyBrokerFrameInSync(t *testing.T) {
 		endC1,
 	)
 }
+
+// Frame.Opened says a frame's direction was captured from its SYN, so
+// that offset 0 is the connection's first byte; picked up without it, the
+// first frame at offset 0 may be any frame of a connection already open.
+func TestFrameOpened(t *testing.T) {
+	q, p := kreq(3, 1, 0, "cc", 8), kresp(0, 8)
+	for _, syn := range []bool{true, false} {
+		v := newConv(cli, srv, 1000, 5000)
+		if syn {
+			v.Handshake()
+		}
+		v.Send(true, q)
+		v.Send(false, p)
+		v.Send(true, q)
+		frames := eventsOf[*Frame](runAt(t, testConfig(), v.Cap.Packets))
+		if len(frames) != 3 {
+			t.Fatalf("syn=%v: %d frames, want 3", syn, len(frames))
+		}
+		for _, f := range frames {
+			if f.Opened != syn {
+				t.Errorf("syn=%v: frame at %d (client %v): Opened=%v", syn, f.StreamOffset, f.FromClient, f.Opened)
+			}
+		}
+	}
+}

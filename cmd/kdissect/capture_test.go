@@ -88,8 +88,8 @@ func TestCaptureSummaryMatchesRequestsAndResponses(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	expect := []string{
-		`#3 2026-03-01T12:00:00.005000Z 192.0.2.10:50500 → 192.0.2.1:9092 CreateAcls v3 request corr=2: UNKNOWN "" UNKNOWN on UNKNOWN "" (UNKNOWN) from "" (response #4)`,
-		`#4 2026-03-01T12:00:00.006000Z 192.0.2.1:9092 → 192.0.2.10:50500 CreateAcls v3 response corr=2: 1 result, all ok (request #3, 1.000 ms)`,
+		`#3 2026-03-01T12:00:00.005000Z 192.0.2.10:50500 → 192.0.2.1:9092 CreateAcls v3 request corr=2: UNKNOWN "" UNKNOWN on UNKNOWN "" (UNKNOWN) from "" (response #4) by User:ANONYMOUS`,
+		`#4 2026-03-01T12:00:00.006000Z 192.0.2.1:9092 → 192.0.2.10:50500 CreateAcls v3 response corr=2: 1 result, all ok (request #3, 1.000 ms) by User:ANONYMOUS`,
 		`!! 2026-03-01T12:00:00.007000Z #5 192.0.2.1:9092 → 192.0.2.10:50500 response corr=99 unmatched: its request was not captured (19 bytes)`,
 	}
 	if strings.Join(lines, "\n") != strings.Join(expect, "\n") {
@@ -100,10 +100,10 @@ func TestCaptureSummaryMatchesRequestsAndResponses(t *testing.T) {
 func TestCaptureAllAndAPIFilter(t *testing.T) {
 	file := aclCapture(t)
 	out, _, code := runCLI(t, "", "--summary", "--all", file)
-	if code != 0 || !strings.HasPrefix(out, "#1 2026-03-01T12:00:00.003000Z 192.0.2.10:50500 → 192.0.2.1:9092 Metadata v1 request corr=1: all topics (response #2)\n") {
+	if code != 0 || !strings.HasPrefix(out, "#1 2026-03-01T12:00:00.003000Z 192.0.2.10:50500 → 192.0.2.1:9092 Metadata v1 request corr=1: all topics (response #2) by User:ANONYMOUS\n") {
 		t.Errorf("--all: exit %d\n%s", code, out)
 	}
-	if !regexp.MustCompile(`(?m)^#2 2026-03-01T12:00:00.004000Z 192.0.2.1:9092 → 192.0.2.10:50500 Metadata v1 response corr=1[^\n\[]* \(request #1, 1.000 ms\)$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^#2 2026-03-01T12:00:00.004000Z 192.0.2.1:9092 → 192.0.2.10:50500 Metadata v1 response corr=1[^\n\[]* \(request #1, 1.000 ms\) by User:ANONYMOUS$`).MatchString(out) {
 		t.Errorf("--all lacks the Metadata response:\n%s", out)
 	}
 	out, _, _ = runCLI(t, "", "--summary", "--api", "metadata", file)
@@ -264,7 +264,7 @@ func TestCaptureSeveralFilesAndStdin(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(first)
 	out, _, _ = runCLI(t, string(raw), "--json", "-")
-	if !strings.HasPrefix(out, `{"index":3,"time":"2026-03-01T12:00:00.005Z","src":"192.0.2.10:50500","dst":"192.0.2.1:9092","stream_offset":21,"packets":[5],"peer":4,"file":"-","principal":null,"auth":null,"tls":null,"client_software":null,"forwarded":null,"api_key":30,`) {
+	if !strings.HasPrefix(out, `{"index":3,"time":"2026-03-01T12:00:00.005Z","src":"192.0.2.10:50500","dst":"192.0.2.1:9092","stream_offset":21,"packets":[5],"peer":4,"file":"-","principal":"User:ANONYMOUS","auth":{"mechanism":null,"source":"none","authenticated":true,"failed":false},"tls":null,"client_software":null,"forwarded":null,"api_key":30,`) {
 		t.Errorf("standard input is file \"-\": %s", out)
 	}
 

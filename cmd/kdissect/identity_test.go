@@ -229,3 +229,44 @@ func compactStrings(s []string) []string {
 	}
 	return out
 }
+
+// TestAnonymousWithoutApiVersions: a connection captured from its SYN is
+// anonymous whatever request opens it (kafkajs opens its fetch
+// connections with a Fetch, librdkafka without api.version.request with a
+// Metadata); the same bytes picked up without the SYN, where a capture may
+// have begun at a frame boundary, are by an unknown principal. audit says
+// who made the change only in the first case.
+func TestAnonymousWithoutApiVersions(t *testing.T) {
+	for _, opened := range []bool{true, false} {
+		b := newPcap(t)
+		c := midConn(b, 50600, 9092)
+		if opened {
+			c.Syn()
+			c.SynAck()
+		}
+		c.Send(true, metadataRequest(0))
+		c.Send(false, metadataResponse(0))
+		c.Send(true, aclRequest(t, 1, 120))
+		c.Send(false, aclResponse(1, 0))
+		file := b.File(t)
+		want := map[bool]any{true: "User:ANONYMOUS", false: nil}[opened]
+		lines := 0
+		for _, l := range jsonLines(t, exitOK, "--all", file) {
+			var m identityLine
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatal(err)
+			}
+			lines++
+			if m.Principal != want || (m.Auth != nil) != opened {
+				t.Errorf("opened=%v: %s: principal %v, auth %+v; want %v", opened, m.APIName, m.Principal, m.Auth, want)
+			}
+		}
+		if lines != 4 {
+			t.Errorf("opened=%v: %d messages, want 4", opened, lines)
+		}
+		out, _, _ := runCLI(t, "", "audit", "--format", "csv", file)
+		if got := strings.Contains(out, ",User:ANONYMOUS,"); got != opened {
+			t.Errorf("opened=%v: audit names User:ANONYMOUS: %v\n%s", opened, got, out)
+		}
+	}
+}

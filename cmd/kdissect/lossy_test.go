@@ -529,7 +529,7 @@ func TestIncompleteResponseNamesItsRequest(t *testing.T) {
 	resp := aclResponse(3, 0, 0, 0)
 	c.Send(false, resp[:12]) // the capture ends inside the response
 	wantJSONLines(t, jsonLines(t, 0, b.File(t)),
-		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":null,"client_software":null,"correlation_id":3,"direction":"request","dst":"192.0.2.1:9092","forwarded":null,"index":1,"packets":[3],"peer":2,"principal":null,"problems":[],"src":"192.0.2.10:50500","stream_offset":0,"tls":null}`,
+		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"auth":{"authenticated":true,"failed":false,"mechanism":null,"source":"none"},"client_software":null,"correlation_id":3,"direction":"request","dst":"192.0.2.1:9092","forwarded":null,"index":1,"packets":[3],"peer":2,"principal":"User:ANONYMOUS","problems":[],"src":"192.0.2.10:50500","stream_offset":0,"tls":null}`,
 		`{"api_key":30,"api_name":"CreateAcls","api_version":3,"correlation_id":3,"dst":"192.0.2.10:50500","event":"incomplete","have":12,"index":2,"peer":1,"reason":"end of capture","src":"192.0.2.1:9092","stream_offset":0,"want":`+strconv.Itoa(len(resp))+`}`,
 	)
 }

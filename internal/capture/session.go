@@ -68,7 +68,7 @@ func (s *session) event(e reassembly.Event) {
 	case *reassembly.Frame:
 		o := origin{flow: e.Flow, time: e.First, offset: e.StreamOffset, packets: append([]int(nil), e.Packets...), tls: s.tls[e.ConnID], file: s.file}
 		s.lib.Frame(o, dissect.FrameInfo{Conn: e.ConnID, FromClient: e.FromClient, Data: e.Data, Head: e.Truncated,
-			Offset: e.StreamOffset, PeerPending: e.PeerPending, First: e.First, Last: e.Last})
+			Offset: e.StreamOffset, Opened: e.Opened, PeerPending: e.PeerPending, First: e.First, Last: e.Last})
 	case *reassembly.ConnEnd:
 		s.lib.ConnEnd(e.ConnID)
 		delete(s.tls, e.ConnID)
