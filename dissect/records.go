@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -330,7 +331,7 @@ func (w *recWalk) compressedRecords(codec, stop int, count int64, control, cut b
 		w.close(rn, rmark)
 		return
 	}
-	data, src, err := w.decompress(codec, payload, rn.Offset)
+	data, src, err := w.decompress(codec, 2, payload, rn.Offset)
 	if err != nil {
 		rn.noval = true
 		rn.note = codecName(codec) + ", not decompressed"
@@ -353,8 +354,9 @@ func compressedNote(codec, from, to int, src uint16) string {
 }
 
 // decompress decompresses payload, which starts at off of the walk's
-// source, into a new source of the message within the caps.
-func (w *recWalk) decompress(codec int, payload []byte, off int) ([]byte, uint16, error) {
+// source and holds the entries of a magic version, into a new source of
+// the message within the caps.
+func (w *recWalk) decompress(codec int, magic int8, payload []byte, off int) ([]byte, uint16, error) {
 	d, m := w.d, &w.d.m
 	if len(m.Sources) >= maxSources {
 		return nil, 0, fmt.Errorf("%s: not decompressed, the message has %d decompressed batches already", codecName(codec), maxSources)
@@ -365,10 +367,13 @@ func (w *recWalk) decompress(codec int, payload []byte, off int) ([]byte, uint16
 	if limit <= 0 {
 		return nil, 0, fmt.Errorf("%s: not decompressed, the message's batches decompressed to %d bytes already (%d times --max-decompressed)", codecName(codec), m.unpacked, maxDecompressedFactor)
 	}
-	data, err := decompress(codec, payload, limit)
+	data, err := decompress(codec, magic, payload, limit)
 	if err != nil {
 		if _, big := err.(errTooBig); big && limit < per {
 			return nil, 0, fmt.Errorf("%s: decompresses to more than the %d bytes the message has left of %d times --max-decompressed", codecName(codec), limit, maxDecompressedFactor)
+		}
+		if strings.HasPrefix(err.Error(), codecName(codec)+":") {
+			return nil, 0, err // the library names itself already
 		}
 		return nil, 0, fmt.Errorf("%s: %v", codecName(codec), err)
 	}
@@ -669,7 +674,7 @@ func (w *recWalk) wrapped(vn *Node, magic int8, codec int) {
 		return
 	}
 	at := vn.Offset + vn.Size - len(vn.Bytes)
-	data, src, err := w.decompress(codec, vn.Bytes, at)
+	data, src, err := w.decompress(codec, magic, vn.Bytes, at)
 	if err != nil {
 		w.problem(vn, at, err.Error())
 		return

@@ -48,14 +48,18 @@ func (e errTooBig) Error() string {
 	return fmt.Sprintf("decompresses to more than %d bytes (--max-decompressed)", e.limit)
 }
 
-// decompress returns src decompressed with codec, at most limit bytes.
-func decompress(codec int, src []byte, limit int) ([]byte, error) {
+// decompress returns src, the compressed entries of a magic version,
+// decompressed with codec, at most limit bytes.
+func decompress(codec int, magic int8, src []byte, limit int) ([]byte, error) {
 	switch codec {
 	case codecGzip:
 		return gunzip(src, limit)
 	case codecSnappy:
 		return unsnappy(src, limit)
 	case codecLZ4:
+		if magic == 0 {
+			return unlz4Magic0(src, limit)
+		}
 		return unlz4(src, limit)
 	case codecZstd:
 		return unzstd(src, limit)
@@ -201,13 +205,61 @@ func snappyLen(block []byte, limit int) (int, error) {
 }
 
 func unlz4(src []byte, limit int) ([]byte, error) {
+	return unlz4From(bytes.NewReader(src), len(src), limit)
+}
+
+func unlz4From(r io.Reader, n, limit int) ([]byte, error) {
 	zr := lz4Pool.Get().(*lz4.Reader)
 	defer func() {
 		zr.Reset(nil) // let go of src and hand the block buffer back
 		lz4Pool.Put(zr)
 	}()
-	zr.Reset(bytes.NewReader(src))
-	return readCapped(zr, 4*len(src), limit)
+	zr.Reset(r)
+	return readCapped(zr, 4*n, limit)
+}
+
+// unlz4Magic0 decompresses the value of a magic 0 message. Kafka before
+// 0.10 computed the LZ4 frame descriptor's checksum over the frame's magic
+// number as well (KAFKA-3160); Kafka's reader still ignores that byte in
+// magic 0 messages, and clients still write it so for them (librdkafka
+// does). The byte is replaced by whichever value pierrec/lz4's own header
+// check accepts, so the rest of the frame is checked as usual.
+func unlz4Magic0(src []byte, limit int) ([]byte, error) {
+	n := lz4HeaderLen(src)
+	if n == 0 {
+		return unlz4(src, limit)
+	}
+	if ok, _ := lz4.ValidFrameHeader(src[:n]); ok {
+		return unlz4(src, limit)
+	}
+	hdr := append([]byte(nil), src[:n]...)
+	for c := range 256 {
+		hdr[n-1] = byte(c)
+		if ok, _ := lz4.ValidFrameHeader(hdr); ok {
+			return unlz4From(io.MultiReader(bytes.NewReader(hdr), bytes.NewReader(src[n:])), len(src), limit)
+		}
+	}
+	return unlz4(src, limit) // the descriptor is wrong in another way: say how
+}
+
+// lz4HeaderLen is the length of the LZ4 frame header src starts with
+// (magic number, FLG, BD, the optional content size and dictionary id,
+// HC), or 0 when src does not start with one.
+func lz4HeaderLen(src []byte) int {
+	if len(src) < 7 || binary.LittleEndian.Uint32(src) != 0x184d2204 {
+		return 0
+	}
+	n := 7
+	if src[4]&0x08 != 0 { // content size
+		n += 8
+	}
+	if src[4]&0x01 != 0 { // dictionary id
+		n += 4
+	}
+	if len(src) < n {
+		return 0
+	}
+	return n
 }
 
 const zstdWindowFloor = 8 << 20
