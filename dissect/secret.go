@@ -171,13 +171,21 @@ func isConfigEntry(fs []*Field) bool {
 	return name && value
 }
 
-// sensitiveConfig says whether a config key names a secret: Kafka's
-// password-typed configs (ssl.key.password, sasl.jaas.config,
-// sasl.oauthbearer.client.credentials.client.secret, ...) and the ones
-// holding private keys. It errs on the side of hiding.
-func sensitiveConfig(key string) bool {
+// SensitiveConfig says whether a config key names a secret: every config
+// Kafka types as a password (ssl.key.password, sasl.jaas.config,
+// sasl.oauthbearer.client.credentials.client.secret,
+// delegation.token.secret.key and delegation.token.master.key, the name
+// Kafka before 4.0 also took, ssl.truststore.certificates, ...) and the
+// ones holding keys, private keys or credentials. It errs on the side of
+// hiding. Every output, the audit's included, hides by this one rule.
+func SensitiveConfig(key string) bool {
 	k := strings.ToLower(key)
-	for _, s := range []string{"password", "secret", "jaas", "ssl.key", "private", "credential"} {
+	for _, s := range []string{".password", ".secret", ".jaas.config", ".key", ".credentials"} {
+		if strings.HasSuffix(k, s) {
+			return true
+		}
+	}
+	for _, s := range []string{"password", "secret", "jaas", "ssl.key", "private", "credential", "truststore.certificates"} {
 		if strings.Contains(k, s) {
 			return true
 		}
@@ -195,7 +203,7 @@ func (d *decoder) redactConfig(n *Node) {
 	name := n.Child("Name")
 	flag := n.Child("IsSensitive")
 	sensitive := flag != nil && flag.HasValue() && flag.Int != 0 ||
-		name != nil && name.HasValue() && !name.Null && sensitiveConfig(name.Str)
+		name != nil && name.HasValue() && !name.Null && SensitiveConfig(name.Str)
 	if !sensitive {
 		return
 	}

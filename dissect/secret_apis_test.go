@@ -252,18 +252,27 @@ func TestConfigSecretMasksItsBytesOnly(t *testing.T) {
 }
 
 // A sensitive key is one that names a password, a secret, a JAAS login
-// or a private key, whatever its case.
+// or a private key, whatever its case, and every key Kafka types as a
+// password.
 func TestSensitiveConfigKeys(t *testing.T) {
 	for key, want := range map[string]bool{
 		"ssl.key.password": true, "ssl.keystore.password": true, "ssl.truststore.password": true,
 		"sasl.jaas.config": true, "listener.name.internal.plain.sasl.jaas.config": true,
+		"listener.name.x.scram-sha-256.sasl.jaas.config": true, "SSL.KEY.PASSWORD": true,
 		"sasl.oauthbearer.client.credentials.client.secret": true, "ssl.keystore.key": true,
-		"SSL.KEY.PASSWORD": true, "remote.log.storage.private.key": true,
+		"remote.log.storage.private.key": true,
+		// Every password-typed config of Kafka's brokers, and the ones Kafka 4.0 removed.
+		"ssl.keystore.certificate.chain": true, "ssl.truststore.certificates": true,
+		"listener.name.external.ssl.truststore.certificates": true, "password.encoder.secret": true,
+		"password.encoder.old.secret": true, "delegation.token.secret.key": true,
+		"delegation.token.master.key": true, "zookeeper.ssl.keystore.password": true,
+		"zookeeper.ssl.truststore.password": true, "listener.name.internal.ssl.key.password": true,
 		"retention.ms": false, "cleanup.policy": false, "ssl.protocol": false, "sasl.mechanism": false,
-		"min.insync.replicas": false, "": false,
+		"min.insync.replicas": false, "": false, "log.retention.ms": false, "max.message.bytes": false,
+		"delegation.token.max.lifetime.ms": false, "sasl.oauthbearer.token.endpoint.url": false,
 	} {
-		if got := sensitiveConfig(key); got != want {
-			t.Errorf("sensitiveConfig(%q) = %v", key, got)
+		if got := SensitiveConfig(key); got != want {
+			t.Errorf("SensitiveConfig(%q) = %v", key, got)
 		}
 	}
 }

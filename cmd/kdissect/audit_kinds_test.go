@@ -35,7 +35,10 @@ var (
 	scramSalt   = []byte("Zq7!salt-for-alice-only")
 	scramSalted = bytes.Repeat([]byte{0x5a, 0xc3, 0x11, 0x7e}, 16)
 	jaasSecret  = "org.apache.kafka.common.security.plain.PlainLoginModule required password=\"hunter2-jaas\";"
-	tokenHMAC   = []byte("hmac-of-the-token-very-secret!!")
+	// A password-typed broker config of Kafka before 4.0 whose name says
+	// neither password nor secret.
+	masterKey = "hunter2-master-key"
+	tokenHMAC = []byte("hmac-of-the-token-very-secret!!")
 )
 
 // kindsCapture runs the admin calls against kfake and returns the pcap and
@@ -98,6 +101,7 @@ func kindsCapture(t *testing.T) (string, int, []*traffic.Frame) {
 	_, err = adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{
 		{Op: kadm.SetConfig, Name: "log.retention.ms", Value: v("86400000")},
 		{Op: kadm.SetConfig, Name: "listener.name.sasl_plaintext.plain.sasl.jaas.config", Value: &jaasSecret},
+		{Op: kadm.SetConfig, Name: "delegation.token.master.key", Value: &masterKey},
 	}, 0)
 	must("broker configs", err)
 	_, err = adm.AlterTopicConfigsState(ctx, []kadm.AlterConfig{{Name: "retention.ms", Value: v("7200000")}, {Name: "max.message.bytes", Value: v("2097152")}}, "orders")
@@ -183,7 +187,7 @@ func expectedKindRows(frames []*traffic.Frame, reads bool) []string {
 				for _, c := range r.Configs {
 					act := map[kmsg.IncrementalAlterConfigOp]string{0: "set", 1: "delete", 2: "append", 3: "subtract"}[c.Op]
 					val := strOrNil(c.Value)
-					if strings.Contains(c.Name, "jaas") {
+					if strings.Contains(c.Name, "jaas") || c.Name == "delegation.token.master.key" {
 						val = "<redacted, " + strconv.Itoa(len(*c.Value)) + " bytes>"
 					}
 					if act == "delete" {
@@ -261,6 +265,7 @@ func TestAuditKindsFromKadmAgainstKfake(t *testing.T) {
 		"quota remove  user=alice,client-id=ingest consumer_byte_rate",
 		"config set    BROKER 0 log.retention.ms=86400000",
 		"config set    BROKER 0 listener.name.sasl_plaintext.plain.sasl.jaas.config=<redacted, ",
+		"config set    BROKER 0 delegation.token.master.key=<redacted, 18 bytes>",
 		"config delete TOPIC orders segment.ms",
 		"config replace  TOPIC orders retention.ms=7200000",
 	} {
@@ -309,7 +314,7 @@ func TestAuditKindsFromKadmAgainstKfake(t *testing.T) {
 // byte layout.
 func checkNoSecrets(t *testing.T, pcap string, args ...string) {
 	t.Helper()
-	secrets := [][]byte{scramSalt, scramSalted, []byte("hunter2-jaas"), tokenHMAC}
+	secrets := [][]byte{scramSalt, scramSalted, []byte("hunter2-jaas"), []byte(masterKey), tokenHMAC}
 	var forms [][]string
 	for _, f := range []string{"table", "csv", "json", "ocsf"} {
 		forms = append(forms, []string{"audit", "--format", f, "--reads"}, []string{"audit", "--format", f, "--effect"})

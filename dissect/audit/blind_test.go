@@ -45,15 +45,3 @@ func TestBlindSummaryGroupsByReasonAndBroker(t *testing.T) {
 		}
 	}
 }
-
-func TestSensitiveConfig(t *testing.T) {
-	for k, want := range map[string]bool{
-		"ssl.keystore.password": true, "sasl.jaas.config": true, "listener.name.x.scram-sha-256.sasl.jaas.config": true,
-		"ssl.keystore.key": true, "sasl.oauthbearer.client.credentials.client.secret": true, "ssl.key.password": true,
-		"log.retention.ms": false, "cleanup.policy": false, "max.message.bytes": false,
-	} {
-		if SensitiveConfig(k) != want {
-			t.Errorf("SensitiveConfig(%q) = %v", k, !want)
-		}
-	}
-}

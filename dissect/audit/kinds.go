@@ -488,31 +488,13 @@ func configOp(n *dissect.Node) Action {
 	return Set
 }
 
-// SensitiveConfig says whether a config key holds a secret: Kafka's
-// PASSWORD-typed configs and those holding keys or credentials, by name
-// and suffix. It errs on the side of hiding.
-func SensitiveConfig(key string) bool {
-	k := strings.ToLower(key)
-	switch {
-	case strings.HasSuffix(k, ".password"), strings.HasSuffix(k, ".secret"), strings.HasSuffix(k, ".jaas.config"),
-		strings.HasSuffix(k, ".key"), strings.HasSuffix(k, ".credentials"):
-		return true
-	}
-	for _, s := range []string{"password", "secret", "jaas", "ssl.keystore.key", "ssl.key", "private", "credential", "token"} {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // configValue is a config entry's value as a row shows it: redacted when
 // its key is sensitive (or the decoder marked it so) unless show.
 func configValue(key *string, v *dissect.Node, show bool) *string {
 	if v == nil || !v.HasValue() || v.Null || v.Kind != dissect.KindString {
 		return nil
 	}
-	if !show && (v.Redacted() || key == nil || SensitiveConfig(*key)) {
+	if !show && (v.Redacted() || key == nil || dissect.SensitiveConfig(*key)) {
 		s := "<redacted, " + strconv.Itoa(len(v.Str)) + " bytes>"
 		return &s
 	}
