@@ -1035,6 +1035,9 @@ func FuzzRecords(f *testing.F) {
 	f.Add(messageV(0, 0, codecSnappy, 0, nil, compress(f, codecSnappy, messageV(0, 0, 0, 0, nil, []byte("in")), false)), uint8(0))
 	f.Add(batch(f, batchSpec{attrs: 0x30, records: []kmsg.Record{{Key: []byte{0, 0, 0, 1}, Value: []byte{0, 0, 0, 0, 0, 5}}}}), uint8(0))
 	f.Add(encodeRecord(rec(0, "", "v")), uint8(16))
+	// librdkafka's magic 0 lz4 wrapper, with Kafka 0.8's header checksum:
+	// the records of its Produce v0 frame (after the 4-byte records length).
+	f.Add(readTestdata(f, "produce-v0-lz4-librdkafka.bin")[0x33:], uint8(0))
 	reused := Builtin().NewDecoder()
 	f.Fuzz(func(t *testing.T, data []byte, sel uint8) {
 		codec := int16(sel & 7)
