@@ -178,6 +178,7 @@ func BlindSummary(spots []BlindSpot) []string {
 		n, inferred    int
 		bytes          int64
 		unknown        bool // some lengths were not known
+		tls            int  // unparseable: stretches after a TLS problem, whose length no event gives
 		apis           map[string]int
 		conns          map[netip.AddrPort]bool
 	}
@@ -194,6 +195,8 @@ func BlindSummary(spots []BlindSpot) []string {
 		g.conns[s.Client] = true
 		g.inferred += s.Inferred
 		switch {
+		case s.Reason == BlindUnparseable && s.TLSProblem != "":
+			g.tls++
 		case s.Length != nil && *s.Length >= 0:
 			g.bytes += *s.Length
 		case s.Length != nil:
@@ -241,8 +244,15 @@ func BlindSummary(spots []BlindSpot) []string {
 			s = fmt.Sprintf("%s on connections to %s (%s): changes in them are not in this log",
 				plural(g.n, "gap"), g.broker, bytes("not captured"))
 		case BlindUnparseable:
+			var what []string
+			if g.n > g.tls {
+				what = append(what, bytes("skipped"))
+			}
+			if g.tls > 0 {
+				what = append(what, strconv.Itoa(g.tls)+" after a TLS problem, length unknown")
+			}
 			s = fmt.Sprintf("%s of bytes on connections to %s not read as Kafka frames (%s): changes in them are not in this log",
-				stretches(g.n), g.broker, bytes("skipped"))
+				stretches(g.n), g.broker, strings.Join(what, "; "))
 		case BlindIncomplete:
 			var parts []string
 			for what, n := range g.apis {

@@ -18,6 +18,9 @@ func TestBlindSummaryGroupsByReasonAndBroker(t *testing.T) {
 		{Reason: BlindGap, Client: client, Broker: broker, Length: testkit.Ptr(int64(100))},
 		{Reason: BlindGap, Client: client, Broker: broker, Length: testkit.Ptr(int64(-1))},
 		{Reason: BlindTLSNoKeys, Client: client, Broker: b2},
+		{Reason: BlindUnparseable, Client: client, Broker: b2, TLSProblem: "authentication_failed"},
+		{Reason: BlindUnparseable, Client: client, Broker: broker, TLSProblem: "malformed_record"},
+		{Reason: BlindUnparseable, Client: client, Broker: broker, Length: testkit.Ptr(int64(154))},
 		{Reason: BlindIncomplete, Client: client, Broker: broker, APIKey: testkit.Ptr(int16(51)), FromClient: testkit.Ptr(true)},
 	}
 	rows := []Row{{Inferred: true, ResponseIndex: testkit.Ptr(4)}, {Inferred: true, ResponseIndex: testkit.Ptr(4)}, {ResponseIndex: testkit.Ptr(4)}}
@@ -25,6 +28,8 @@ func TestBlindSummaryGroupsByReasonAndBroker(t *testing.T) {
 	want := []string{
 		"1 TLS connection to 192.0.2.2:9093 not decrypted (no keys): changes on them are not in this log",
 		"2 gaps on connections to 192.0.2.1:9092 (100 bytes not captured, and more of unknown length): changes in them are not in this log",
+		"2 stretches of bytes on connections to 192.0.2.1:9092 not read as Kafka frames (154 bytes skipped; 1 after a TLS problem, length unknown): changes in them are not in this log",
+		"1 stretch of bytes on connections to 192.0.2.2:9093 not read as Kafka frames (1 after a TLS problem, length unknown): changes in them are not in this log",
 		"1 frame cut short on connections to 192.0.2.1:9092 (1 AlterUserScramCredentials request): changes in them are not in this log",
 		"1 response without its request on connections to 192.0.2.1:9092: 2 rows inferred from it (marked inferred), others may be missing",
 	}
