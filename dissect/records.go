@@ -228,7 +228,7 @@ func (w *recWalk) batch(i, end int) bool {
 		return false
 	}
 	an.note = batchAttrNames()[an.Int&0x7f]
-	codec, control := int(an.Int&7), an.Int&0x20 != 0
+	codec, control := int(an.Int&7), an.Int&attrControl != 0
 	if codec > codecZstd {
 		w.problem(an, an.Offset, fmt.Sprintf("unknown compression codec %d", codec))
 	}
@@ -690,6 +690,10 @@ func (w *recWalk) wrapped(vn *Node, magic int8, codec int) {
 		" in source #" + strconv.Itoa(int(src)) + ": " + strconv.Itoa(n) + " messages"
 }
 
+// attrControl is the bit of a v2 batch's attributes that makes it a
+// control batch: its records are transaction markers.
+const attrControl = 0x20
+
 // ---- primitives ----
 
 // frameAt is the frame offset problems at off of this walk's source get.
@@ -970,7 +974,7 @@ var batchAttrNames = sync.OnceValue(func() []string {
 		if v&0x10 != 0 {
 			s += ", transactional"
 		}
-		if v&0x20 != 0 {
+		if v&attrControl != 0 {
 			s += ", control"
 		}
 		if v&0x40 != 0 {

@@ -606,6 +606,14 @@ func TestRecordsControlBatch(t *testing.T) {
 			t.Errorf("attributes %q", an.note)
 		}
 	}
+	// The summary counts the markers apart: a consumer hands its
+	// application the data records only.
+	data := batch(t, batchSpec{attrs: 0x10, producer: 7, records: sampleRecords()[:3]})
+	commit := batch(t, batchSpec{attrs: 0x30, producer: 7, base: 3, records: []kmsg.Record{marker(1, 5)}})
+	m := Builtin().Decode(fetchResponse(12, append(data, commit...)), Options{Direction: Response, APIKey: 1, APIVersion: 12})
+	if !strings.Contains(m.Summary, ": 1 partition, 3 records, 1 control record, uncompressed, ") {
+		t.Errorf("summary %q", m.Summary)
+	}
 	// A control record whose key is too short says so.
 	b := batch(t, batchSpec{attrs: 0x20, records: []kmsg.Record{{Key: []byte{0}, Value: []byte{}}}})
 	if m := Builtin().Decode(produce(9, b), Options{}); len(m.Problems) == 0 {

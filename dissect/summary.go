@@ -513,14 +513,16 @@ func appendTopics(b []byte, body *Node, head int) []byte {
 }
 
 // recordStats sums what the record batches of records nodes say: records
-// (a v2 batch's record_count), legacy MessageSet messages, bytes and
-// codecs. A compressed MessageSet wrapper counts as one message: how many
-// it holds only its decompressed bytes say, which a summary never needs.
+// (a v2 batch's record_count), the control records of control batches
+// (transaction markers, which no consumer hands to its application) apart,
+// legacy MessageSet messages, bytes and codecs. A compressed MessageSet
+// wrapper counts as one message: how many it holds only its decompressed
+// bytes say, which a summary never needs.
 type recordStats struct {
-	records, messages, bytes int64
-	batches                  int
-	codecs                   uint8 // bit i: codec i seen
-	cut                      bool  // a records field the frame ends in
+	records, control, messages, bytes int64
+	batches                           int
+	codecs                            uint8 // bit i: codec i seen
+	cut                               bool  // a records field the frame ends in
 }
 
 func (s *recordStats) add(rn *Node) {
@@ -537,7 +539,12 @@ func (s *recordStats) add(rn *Node) {
 		case a == nil || !a.HasValue() || e.partialEntry():
 			continue
 		case e.Type == "RecordBatch v2":
-			if c, ok := num(e, "record_count"); ok && c > 0 {
+			c, ok := num(e, "record_count")
+			switch {
+			case !ok || c <= 0:
+			case a.Int&attrControl != 0:
+				s.control += c
+			default:
 				s.records += c
 			}
 		default:
@@ -555,6 +562,10 @@ func (s *recordStats) append(b []byte) []byte {
 	if s.records > 0 || s.messages == 0 {
 		b = append(b, ", "...)
 		b = appendPlural(b, s.records, "record")
+	}
+	if s.control > 0 {
+		b = append(b, ", "...)
+		b = appendPlural(b, s.control, "control record")
 	}
 	if s.messages > 0 {
 		b = append(b, ", "...)
