@@ -180,10 +180,8 @@ func isConfigEntry(fs []*Field) bool {
 // hiding. Every output, the audit's included, hides by this one rule.
 func SensitiveConfig(key string) bool {
 	k := strings.ToLower(key)
-	for _, s := range []string{".password", ".secret", ".jaas.config", ".key", ".credentials"} {
-		if strings.HasSuffix(k, s) {
-			return true
-		}
+	if strings.HasSuffix(k, ".key") {
+		return true
 	}
 	for _, s := range []string{"password", "secret", "jaas", "ssl.key", "private", "credential", "truststore.certificates"} {
 		if strings.Contains(k, s) {
