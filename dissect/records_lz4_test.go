@@ -43,4 +43,15 @@ func TestRecordsLZ4Magic0(t *testing.T) {
 	if p := m.Problems; len(p) == 1 && p[0].Offset != len(produce(2, set))-len(value) {
 		t.Errorf("problem at %d, want the value's first byte %d", p[0].Offset, len(produce(2, set))-len(value))
 	}
+
+	// A magic 0 value that is no lz4 frame, or one whose descriptor is
+	// wrong beyond its checksum (version 0), is still a problem.
+	bad := append([]byte(nil), value...)
+	bad[4] &^= 0x40
+	for _, v := range [][]byte{[]byte("not an lz4 frame"), bad} {
+		m = Builtin().Decode(produce(0, messageV(0, 0, int8(codecLZ4), 0, nil, v)), Options{})
+		if len(m.Problems) != 1 || !strings.HasPrefix(m.Problems[0].Message, "lz4: ") {
+			t.Errorf("magic 0 value % x…: problems %v", v[:6], m.Problems)
+		}
+	}
 }
