@@ -59,7 +59,7 @@ func (f *framer) probe(data []byte, off int64, pkt int, ts time.Time) {
 		}
 	}
 	c.decided = true
-	c.p.detectedServer(c, ts)
+	c.p.detectedServer(c, ts, false)
 	// A direction exists once its ordering started; it has bytes to frame
 	// when it delivered some or was picked up mid-stream.
 	if srv != nil {

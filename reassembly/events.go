@@ -111,10 +111,13 @@ type BufferLimit struct {
 }
 
 // PortDetected says the DetectPorts heuristic found Kafka at Server. It is
-// reported once per address and port.
+// reported once per address and port. TLS: its client started a TLS
+// handshake (a Layer took the connection), not a Kafka request: what it
+// carries is Kafka only once decrypted frames say so.
 type PortDetected struct {
 	Server netip.AddrPort
 	Time   time.Time
+	TLS    bool
 }
 
 // Evicted says the connection table was full (Config.MaxConns) when a new

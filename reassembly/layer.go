@@ -350,7 +350,7 @@ func (p *Pipeline) newLayer(c *conn, first []byte, ts time.Time) Layer {
 	cl.l = l
 	if !c.decided {
 		c.decided = true
-		p.detectedServer(c, ts)
+		p.detectedServer(c, ts, true)
 	}
 	return l
 }

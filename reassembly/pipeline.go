@@ -420,12 +420,22 @@ func (p *Pipeline) endConn(c *conn, reason string, ts time.Time, reset bool) {
 	c.h = [2]*half{}
 }
 
+// Detected returns the servers the DetectPorts heuristic found, in order.
+func (p *Pipeline) Detected() []netip.AddrPort {
+	list := make([]netip.AddrPort, 0, len(p.detected))
+	for s := range p.detected {
+		list = append(list, s)
+	}
+	slices.SortFunc(list, netip.AddrPort.Compare)
+	return list
+}
+
 // detectedServer records a port found by the DetectPorts heuristic.
-func (p *Pipeline) detectedServer(c *conn, ts time.Time) {
+func (p *Pipeline) detectedServer(c *conn, ts time.Time, tls bool) {
 	p.stats.Connections++
 	if !p.detected[c.key.Server] && !p.cfg.BrokerPorts.Has(c.key.Server.Port()) {
 		p.detected[c.key.Server] = true
-		p.emit(&PortDetected{Server: c.key.Server, Time: ts})
+		p.emit(&PortDetected{Server: c.key.Server, Time: ts, TLS: tls})
 	}
 }
 

@@ -64,7 +64,7 @@ func expectedBlind(t *testing.T, file string, args ...string) []map[string]any {
 			b["reason"], b["client"], b["broker"] = ev, e["src"], e["dst"]
 			b["last_seen"], b["max_conns"] = e["last_seen"], e["max_conns"]
 		case "tls_session":
-			if e["decrypted"] == true {
+			if e["decrypted"] == true || e["refused"] == true {
 				continue
 			}
 			b["reason"], b["client"], b["broker"] = "tls_no_keys", e["src"], e["dst"]

@@ -553,3 +553,58 @@ func TestTLSPacketsAndOffsets(t *testing.T) {
 		t.Errorf("got %v\nwant %v", got, want)
 	}
 }
+
+// A server that shares no cipher suite with the client answers its
+// ClientHello with a fatal alert and closes. That is the server's answer,
+// not a ServerHello the capture lost, and no Kafka byte went unread: the
+// audit has no blind spot in it.
+func TestTLSRefusedHandshake(t *testing.T) {
+	rec, err := traffic.RecordRefusedTLS12()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcap := filepath.Join(t.TempDir(), "refused.pcap")
+	if err := os.WriteFile(pcap, rec.Pcap(50610, 9093), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reason := "the server refused the handshake: fatal alert handshake_failure (40)"
+	out, stderr, code := runCLI(t, "", "--all", pcap)
+	for _, want := range []string{
+		" TLS detected at 192.0.2.1:9093 (not a --port; its clients start a TLS handshake, which may carry Kafka)\n",
+		" 192.0.2.10:50610 → 192.0.2.1:9093 TLS sni=" + traffic.BrokerSNI + ": not decrypted, " + reason + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text:\n%s\nwant %q in it", out, want)
+		}
+	}
+	// The connection counted is at the port --detect found, not at the --port.
+	hint := "kdissect: no Kafka frames in the 1 TCP connection on port 9092 or at 192.0.2.1:9093 (found by --detect): encrypted (TLS), or not Kafka?\n"
+	if code != exitOK || stderr != hint {
+		t.Errorf("exit %d, stderr %q; want 0, %q", code, stderr, hint)
+	}
+	lines := 0
+	for _, l := range jsonLines(t, exitOK, "--all", pcap) {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e["event"] != "tls_session" {
+			continue
+		}
+		lines++
+		if e["decrypted"] != false || e["refused"] != true || e["reason"] != reason || e["version"] != "" {
+			t.Errorf("tls_session %v", e)
+		}
+	}
+	if lines != 1 {
+		t.Errorf("%d tls_session events, want 1", lines)
+	}
+	if out, _, _ := runCLI(t, "", "--summary", "-Y", "refused", pcap); !strings.Contains(out, reason) {
+		t.Errorf("-Y refused: %q", out)
+	}
+	out, stderr, code = runCLI(t, "", "audit", "--format", "json", pcap)
+	if _, blind := splitAudit(t, out); code != exitOK || stderr != "" || len(blind) != 0 {
+		t.Errorf("audit: exit %d, %q, blind spots %v", code, stderr, blind)
+	}
+	sameBlind(t, nil, expectedBlind(t, pcap, "--port", "9093"))
+}

@@ -3,6 +3,7 @@ package capture
 import (
 	"cmp"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ type Result struct {
 	Stats     reassembly.Stats
 	other     map[uint16]int64 // connections on other ports, by server port
 	more      bool             // more than the pipelines told apart
+	detected  []netip.AddrPort // servers found by --detect, in order, once each
 }
 
 func (t *Result) add(p *reassembly.Pipeline) {
@@ -28,6 +30,11 @@ func (t *Result) add(p *reassembly.Pipeline) {
 		t.other[pc.Port] += pc.Conns
 	}
 	t.more = t.more || more
+	for _, s := range p.Detected() {
+		if i, found := slices.BinarySearchFunc(t.detected, s, netip.AddrPort.Compare); !found {
+			t.detected = slices.Insert(t.detected, i, s)
+		}
+	}
 	t.Stats.Add(p.Stats())
 }
 
@@ -42,6 +49,18 @@ func (t *Result) NoKafka(portFlag string) string {
 	on := "port " + portFlag
 	if strings.ContainsAny(portFlag, ",-") {
 		on = "ports " + portFlag
+	}
+	if n := len(t.detected); n > 0 {
+		// The connections counted include those --detect followed.
+		const named = 3
+		var at []string
+		for _, s := range t.detected[:min(n, named)] {
+			at = append(at, s.String())
+		}
+		if n > named {
+			at = append(at, fmt.Sprintf("%d more", n-named))
+		}
+		on += " or at " + strings.Join(at, ", ") + " (found by --detect)"
 	}
 	if st.Connections > 0 {
 		return fmt.Sprintf("no Kafka frames in the %s on %s: encrypted (TLS), or not Kafka?", plural(st.Connections, "TCP connection"), on)

@@ -64,6 +64,7 @@ const (
 	fSNI
 	fClientRandom
 	fDecrypted
+	fRefused
 	fProblem
 	fMessage
 	fForwardedPrincipal
@@ -192,6 +193,7 @@ var messageFields = func() map[string]*recordField {
 		{name: "sni", id: fSNI, types: tyString},
 		{name: "client_random", id: fClientRandom, types: tyString},
 		{name: "decrypted", id: fDecrypted, types: tyBool, flag: true},
+		{name: "refused", id: fRefused, types: tyBool, flag: true},
 		{name: "problem", id: fProblem, types: tyString},
 		{name: "message", id: fMessage, types: tyString},
 	}
@@ -435,6 +437,8 @@ func eventValues(r *capture.Record, id fieldID, dst []Value) []Value {
 			return name("port_detected")
 		case fServer:
 			return append(dst, Addr(e.Server))
+		case fTLS:
+			return append(dst, Bool(e.TLS))
 		}
 	case *reassembly.LayerEvent:
 		switch v := e.Value.(type) {
@@ -452,6 +456,8 @@ func eventValues(r *capture.Record, id fieldID, dst []Value) []Value {
 				return name(v.ClientRandom)
 			case fDecrypted:
 				return append(dst, Bool(v.Decrypted))
+			case fRefused:
+				return append(dst, Bool(v.Refused))
 			case fReason:
 				if !v.Decrypted {
 					return name(v.Reason)

@@ -221,8 +221,8 @@ func (a *Audit) blindSpot(r *capture.Record) (audit.BlindSpot, bool) {
 	case *reassembly.LayerEvent:
 		switch v := e.Value.(type) {
 		case *tlslayer.Session:
-			if v.Decrypted {
-				return s, false
+			if v.Decrypted || v.Refused {
+				return s, false // a refused handshake carried no Kafka bytes
 			}
 			s.Reason = audit.BlindTLSNoKeys
 			s.Version, s.Cipher, s.SNI, s.Why = v.Version, v.Cipher, v.SNI, v.Reason

@@ -169,6 +169,8 @@ func appendEventJSON(b []byte, r *capture.Record) []byte {
 		b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
 		b = append(b, `","server":`...)
 		b = appendAddrJSON(b, e.Server)
+		b = append(b, `,"tls":`...)
+		b = strconv.AppendBool(b, e.TLS)
 	case *reassembly.LayerEvent:
 		b = appendLayerJSON(b, r, e)
 	}
@@ -212,6 +214,8 @@ func appendLayerJSON(b []byte, r *capture.Record, e *reassembly.LayerEvent) []by
 		} else {
 			b = dissect.AppendJSONString(b, v.Reason)
 		}
+		b = append(b, `,"refused":`...)
+		b = strconv.AppendBool(b, v.Refused)
 	case *tlslayer.Problem:
 		b = append(b, `tls_problem"`...)
 		b = appendCommonJSON(b, r.Time, r.Flow, v.StreamOffset)

@@ -223,6 +223,12 @@ func appendEventText(b []byte, r *capture.Record) []byte {
 		b = append(b, " reached), idle since "...)
 		b = e.LastSeen.UTC().AppendFormat(b, timeLayout)
 	case *reassembly.PortDetected:
+		if e.TLS {
+			b = append(b, "TLS detected at "...)
+			b = e.Server.AppendTo(b)
+			b = append(b, " (not a --port; its clients start a TLS handshake, which may carry Kafka)"...)
+			break
+		}
 		b = append(b, "Kafka detected at "...)
 		b = e.Server.AppendTo(b)
 		b = append(b, " (not a --port; its clients send Kafka request headers)"...)
@@ -237,8 +243,11 @@ func appendLayerText(b []byte, e *reassembly.LayerEvent) []byte {
 	switch v := e.Value.(type) {
 	case *tlslayer.Session:
 		b = appendFlow(b, e.Flow)
-		b = append(b, " TLS "...)
-		b = append(b, dissect.Escape(v.Version)...)
+		b = append(b, " TLS"...)
+		if v.Version != "" { // no ServerHello named it
+			b = append(b, ' ')
+			b = append(b, dissect.Escape(v.Version)...)
+		}
 		if v.Cipher != "" {
 			b = append(b, ' ')
 			b = append(b, dissect.Escape(v.Cipher)...)

@@ -17,6 +17,9 @@ type Session struct {
 	Version, Cipher, SNI, ClientRandom string
 	Decrypted                          bool
 	Reason                             string // why not decrypted
+	// Refused: the handshake was refused before a ServerHello and nothing
+	// followed (tlsdec.Info.Refused): no Kafka bytes went unread.
+	Refused bool
 }
 
 // ClientCert is the layer event of a client certificate (mTLS), seen in the
@@ -252,7 +255,7 @@ func (l *layer) output(o tlsdec.Output) {
 	case tlsdec.KindSession:
 		in := l.c.Info()
 		l.out.Event(true, l.at(), &Session{Version: in.Version, Cipher: in.Cipher, SNI: in.SNI,
-			ClientRandom: in.ClientRandom, Decrypted: in.Decrypted, Reason: in.Reason})
+			ClientRandom: in.ClientRandom, Decrypted: in.Decrypted, Reason: in.Reason, Refused: in.Refused})
 	case tlsdec.KindProblem:
 		_, ts := l.packetAt(o.FromClient, o.Pos)
 		l.out.Event(o.FromClient, ts, &Problem{StreamOffset: o.Pos, Kind: o.Problem.String(), Message: o.Message})

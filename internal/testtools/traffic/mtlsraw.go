@@ -183,3 +183,47 @@ func (r *RawTLS) Pcap(clientPort, serverPort uint16) []byte {
 	conn.Fin(false)
 	return c.Bytes()
 }
+
+// RecordRefusedTLS12 runs a TLS 1.2 handshake between crypto/tls peers on
+// loopback that share no cipher suite: the server answers the ClientHello
+// with a fatal handshake_failure alert in the clear, and both close. The
+// key log is empty: no secret was ever made.
+func RecordRefusedTLS12() (*RawTLS, error) {
+	certs, err := TestCerts()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	srvErr := make(chan error, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			srvErr <- err
+			return
+		}
+		tc := tls.Server(conn, &tls.Config{Certificates: []tls.Certificate{certs.Server}, MaxVersion: tls.VersionTLS12,
+			CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}})
+		defer tc.Close()
+		srvErr <- tc.Handshake()
+	}()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		return nil, err
+	}
+	rec := &recordingConn{Conn: raw}
+	var keyLog bytes.Buffer
+	tc := tls.Client(rec, &tls.Config{RootCAs: certs.Pool, ServerName: BrokerSNI, KeyLogWriter: &keyLog,
+		MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}})
+	cerr := tc.Handshake()
+	tc.Close()
+	if serr := <-srvErr; cerr == nil || serr == nil {
+		return nil, fmt.Errorf("the handshake was not refused: client %v, server %v", cerr, serr)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return &RawTLS{Chunks: rec.chunks, KeyLog: keyLog.Bytes()}, nil
+}

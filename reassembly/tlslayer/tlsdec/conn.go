@@ -24,6 +24,7 @@ const (
 
 	typeCCS       = 20
 	typeAlert     = 21
+	alertFatal    = 2 // an alert's level byte
 	typeHandshake = 22
 	typeAppData   = 23
 	typeHeartbeat = 24
@@ -123,8 +124,11 @@ type Info struct {
 	Reason        string   // why not Decrypted, e.g. "no key for client random 1a2b…"
 	ClientCertDER [][]byte // the client's certificate chain (mTLS), leaf first; read only
 	// The flags are together, so that a million connections' Info take less room.
-	Decrypted  bool // keys were found and no record failed authentication
-	Resumed    bool // TLS 1.2 abbreviated handshake or TLS 1.3 PSK
+	Decrypted bool // keys were found and no record failed authentication
+	Resumed   bool // TLS 1.2 abbreviated handshake or TLS 1.3 PSK
+	// Refused: a peer ended the handshake with a fatal alert before any ServerHello, and no record
+	// came after it: the connection carried nothing to decrypt (Reason names the alert).
+	Refused    bool
 	HelloRetry bool
 	KeyUpdates int
 	Tickets    int
@@ -217,6 +221,10 @@ type Conn struct {
 	okRecs  int
 	info    Info
 	reader  Reader
+	// refusal is why the handshake ended before a ServerHello: a fatal alert in the clear, which
+	// is the peer's answer, not bytes the capture lost; refusalRecs the records seen up to it.
+	refusal     string
+	refusalRecs int
 }
 
 // A Reader says which application data of a direction its consumer will read, so that a Conn
@@ -356,6 +364,9 @@ func (c *Conn) End(out func(Output)) {
 	switch {
 	case c.ch == nil:
 		c.missing("the ClientHello was not captured", out)
+	case c.sh == nil && c.refusal != "":
+		c.info.Refused = c.info.Records == c.refusalRecs && len(c.dirs[0].queue) == 0 && len(c.dirs[1].queue) == 0
+		c.missing(c.refusal, out)
 	case c.sh == nil:
 		c.missing("the ServerHello was not captured", out)
 	}
@@ -591,6 +602,14 @@ func (c *Conn) record(d *direction, in []byte, own bool, out func(Output)) {
 	case typeHandshake:
 		c.handshakeBytes(d, body, out)
 	case typeAlert:
+		if len(body) >= 2 && body[0] == alertFatal && c.sh == nil && c.refusal == "" {
+			who := "server"
+			if d.client {
+				who = "client"
+			}
+			c.refusal = fmt.Sprintf("the %s refused the handshake: fatal alert %s (%d)", who, AlertName(body[1]), body[1])
+			c.refusalRecs = c.info.Records
+		}
 		if len(body) >= 2 {
 			out(Output{Kind: KindAlert, FromClient: d.client, Pos: d.recPos, RecordLen: recordHeaderLen + len(in),
 				AlertLevel: body[0], AlertDesc: body[1]})

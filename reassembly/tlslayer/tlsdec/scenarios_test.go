@@ -411,6 +411,51 @@ func TestEndWithoutServerHello(t *testing.T) {
 	}
 }
 
+// A server that accepts none of the client's suites answers its ClientHello with a fatal alert in
+// the clear and closes: the session is not decrypted because the handshake was refused, which is
+// no capture loss. Once records come after the alert it is no longer a bare refusal.
+func TestHandshakeRefused(t *testing.T) {
+	cp := exchange(t, &tls.Config{MaxVersion: tls.VersionTLS12}, &tls.Config{}, testSends(), payload(9, 30), nil)
+	kl, _ := ParseKeyLog(strings.NewReader(cp.keyLog))
+	hello := splitRecords(cp.client)[0]
+	if hello.typ != typeHandshake {
+		t.Fatalf("the client's first record is of type %d", hello.typ)
+	}
+	alert := []byte{typeAlert, 3, 3, 0, 2, alertFatal, 40}
+	for _, tc := range []struct {
+		name    string
+		after   []byte // client bytes after the alert
+		refused bool
+	}{
+		{"bare", nil, true},
+		{"records after", cp.client[len(hello.raw):], false},
+	} {
+		c := NewConn(kl)
+		var col collector
+		c.Feed(true, hello.raw, col.out)
+		c.Feed(false, alert, col.out)
+		c.Feed(true, tc.after, col.out)
+		c.End(col.out)
+		info := c.Info()
+		want := "the server refused the handshake: fatal alert handshake_failure (40)"
+		if col.sessions != 1 || info.Decrypted || info.Reason != want || info.Refused != tc.refused {
+			t.Errorf("%s: sessions %d, info %+v; want reason %q, refused %v", tc.name, col.sessions, info, want, tc.refused)
+		}
+		if len(col.alerts) != 1 || col.alerts[0].FromClient || col.alerts[0].AlertDesc != 40 {
+			t.Errorf("%s: alerts %+v", tc.name, col.alerts)
+		}
+	}
+	// A warning alert is no refusal: without a ServerHello the reason stays what it was.
+	c := NewConn(kl)
+	var col collector
+	c.Feed(true, hello.raw, col.out)
+	c.Feed(false, []byte{typeAlert, 3, 3, 0, 2, 1, 0}, col.out)
+	c.End(col.out)
+	if info := c.Info(); info.Reason != "the ServerHello was not captured" || info.Refused {
+		t.Errorf("after a warning alert: info %+v", info)
+	}
+}
+
 // A gap that swallowed more records than the resynchronisation tries: the direction is given up,
 // once, with an event, and the other direction goes on.
 func TestGapTooLong(t *testing.T) {
