@@ -608,3 +608,26 @@ func TestTLSRefusedHandshake(t *testing.T) {
 	}
 	sameBlind(t, nil, expectedBlind(t, pcap, "--port", "9093"))
 }
+
+// A port found by the Kafka requests its clients send is Kafka; one found
+// by a ClientHello (TestTLSRefusedHandshake) is TLS.
+func TestPortDetectedSaysHowItWasFound(t *testing.T) {
+	pcap := "../../testdata/pcaps/kadm-acls.pcap"
+	found := 0
+	for _, l := range jsonLines(t, exitOK, pcap) {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e["event"] == "port_detected" {
+			found++
+			if e["tls"] != false || e["server"] != "127.0.0.1:33731" {
+				t.Errorf("port_detected %v", e)
+			}
+		}
+	}
+	out, _, _ := runCLI(t, "", "--summary", pcap)
+	if found != 1 || !strings.Contains(out, " Kafka detected at 127.0.0.1:33731 (not a --port; its clients send Kafka request headers)\n") {
+		t.Errorf("%d port_detected events; text:\n%s", found, out)
+	}
+}
