@@ -61,38 +61,21 @@ func RecordMTLS12(subject []byte, exchanges [][2][]byte) (*RawTLS, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	defer ln.Close()
-	srvErr := make(chan error, 1)
-	go func() {
-		conn, err := ln.Accept()
-		if err != nil {
-			srvErr <- err
-			return
-		}
-		tc := tls.Server(conn, &tls.Config{Certificates: []tls.Certificate{certs.Server}, ClientAuth: tls.RequireAnyClientCert,
-			MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS12})
-		defer tc.Close()
+	srvErr, rec, err := serveOnce(&tls.Config{Certificates: []tls.Certificate{certs.Server}, ClientAuth: tls.RequireAnyClientCert,
+		MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS12}, func(tc *tls.Conn) error {
 		for _, ex := range exchanges {
 			if _, err := io.ReadFull(tc, make([]byte, len(ex[0]))); err != nil {
-				srvErr <- fmt.Errorf("server read: %w", err)
-				return
+				return fmt.Errorf("server read: %w", err)
 			}
 			if _, err := tc.Write(ex[1]); err != nil {
-				srvErr <- fmt.Errorf("server write: %w", err)
-				return
+				return fmt.Errorf("server write: %w", err)
 			}
 		}
-		srvErr <- nil
-	}()
-	raw, err := net.Dial("tcp", ln.Addr().String())
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	rec := &recordingConn{Conn: raw}
 	var keyLog bytes.Buffer
 	tc := tls.Client(rec, &tls.Config{RootCAs: certs.Pool, ServerName: BrokerSNI, KeyLogWriter: &keyLog,
 		MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS12,
@@ -116,6 +99,36 @@ func RecordMTLS12(subject []byte, exchanges [][2][]byte) (*RawTLS, error) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	return &RawTLS{Chunks: rec.chunks, KeyLog: keyLog.Bytes(), ClientCertDER: der}, nil
+}
+
+// serveOnce has a crypto/tls server with cfg accept one loopback connection
+// and serve it; it returns the client's side of it, recording, and what
+// serve returned, once it has.
+func serveOnce(cfg *tls.Config, serve func(*tls.Conn) error) (<-chan error, *recordingConn, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ln.Close() // the one connection is accepted by then, or never
+	srvErr := make(chan error, 1)
+	accepted := make(chan struct{})
+	go func() {
+		conn, err := ln.Accept()
+		close(accepted)
+		if err != nil {
+			srvErr <- err
+			return
+		}
+		tc := tls.Server(conn, cfg)
+		defer tc.Close()
+		srvErr <- serve(tc)
+	}()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		return nil, nil, err
+	}
+	<-accepted
+	return srvErr, &recordingConn{Conn: raw}, nil
 }
 
 // recordingConn keeps what the client wrote and read, in order.
@@ -193,28 +206,11 @@ func RecordRefusedTLS12() (*RawTLS, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srvErr, rec, err := serveOnce(&tls.Config{Certificates: []tls.Certificate{certs.Server}, MaxVersion: tls.VersionTLS12,
+		CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}}, (*tls.Conn).Handshake)
 	if err != nil {
 		return nil, err
 	}
-	defer ln.Close()
-	srvErr := make(chan error, 1)
-	go func() {
-		conn, err := ln.Accept()
-		if err != nil {
-			srvErr <- err
-			return
-		}
-		tc := tls.Server(conn, &tls.Config{Certificates: []tls.Certificate{certs.Server}, MaxVersion: tls.VersionTLS12,
-			CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}})
-		defer tc.Close()
-		srvErr <- tc.Handshake()
-	}()
-	raw, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		return nil, err
-	}
-	rec := &recordingConn{Conn: raw}
 	var keyLog bytes.Buffer
 	tc := tls.Client(rec, &tls.Config{RootCAs: certs.Pool, ServerName: BrokerSNI, KeyLogWriter: &keyLog,
 		MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}})
