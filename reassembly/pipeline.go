@@ -2,6 +2,8 @@ package reassembly
 
 import (
 	"cmp"
+	"iter"
+	"maps"
 	"net/netip"
 	"slices"
 	"time"
@@ -420,15 +422,9 @@ func (p *Pipeline) endConn(c *conn, reason string, ts time.Time, reset bool) {
 	c.h = [2]*half{}
 }
 
-// Detected returns the servers the DetectPorts heuristic found, in order.
-func (p *Pipeline) Detected() []netip.AddrPort {
-	list := make([]netip.AddrPort, 0, len(p.detected))
-	for s := range p.detected {
-		list = append(list, s)
-	}
-	slices.SortFunc(list, netip.AddrPort.Compare)
-	return list
-}
+// Detected returns the servers the DetectPorts heuristic found, in no
+// particular order.
+func (p *Pipeline) Detected() iter.Seq[netip.AddrPort] { return maps.Keys(p.detected) }
 
 // detectedServer records a port found by the DetectPorts heuristic.
 func (p *Pipeline) detectedServer(c *conn, ts time.Time, tls bool) {

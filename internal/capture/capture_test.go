@@ -163,6 +163,26 @@ func TestNoKafkaSaysWhichPortsToTry(t *testing.T) {
 	}
 }
 
+// Connections --detect followed count among those the hint names: their
+// servers are named too, in order, the first three and how many more.
+func TestNoKafkaNamesDetectedServers(t *testing.T) {
+	c := testkit.NewCapture(t0)
+	// A ClientHello's first 11 bytes: record and handshake headers, version.
+	hello := []byte{0x16, 3, 1, 0, 60, 1, 0, 0, 56, 3, 3}
+	hello = append(hello, make([]byte, 65-len(hello))...)
+	for i, srv := range []string{"192.0.2.4:7000", "192.0.2.1:7003", "192.0.2.1:7001", "192.0.2.2:7000"} {
+		v := c.NewConn(netip.AddrPortFrom(netip.MustParseAddr("192.0.2.10"), uint16(40000+i)), netip.MustParseAddrPort(srv), 1, 2)
+		v.Syn()
+		v.SynAck()
+		v.Send(true, hello)
+	}
+	_, res := records(t, DefaultOptions(), c.File(t))
+	want := "no Kafka frames in the 4 TCP connections on port 9092 or at 192.0.2.1:7001, 192.0.2.1:7003, 192.0.2.2:7000, 1 more (found by --detect): encrypted (TLS), or not Kafka?"
+	if got := res.NoKafka("9092"); got != want {
+		t.Errorf("NoKafka:\n%s\nwant\n%s", got, want)
+	}
+}
+
 func TestOptionsAndAPIs(t *testing.T) {
 	o := DefaultOptions()
 	for _, c := range []struct {

@@ -3,6 +3,7 @@ package capture
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -16,24 +17,22 @@ type Result struct {
 	// Malformed: some record was (Malformed).
 	Malformed bool
 	Stats     reassembly.Stats
-	other     map[uint16]int64 // connections on other ports, by server port
-	more      bool             // more than the pipelines told apart
-	detected  []netip.AddrPort // servers found by --detect, in order, once each
+	other     map[uint16]int64        // connections on other ports, by server port
+	more      bool                    // more than the pipelines told apart
+	detected  map[netip.AddrPort]bool // servers found by --detect
 }
 
 func (t *Result) add(p *reassembly.Pipeline) {
 	list, more := p.OtherPorts()
 	if t.other == nil {
-		t.other = map[uint16]int64{}
+		t.other, t.detected = map[uint16]int64{}, map[netip.AddrPort]bool{}
 	}
 	for _, pc := range list {
 		t.other[pc.Port] += pc.Conns
 	}
 	t.more = t.more || more
-	for _, s := range p.Detected() {
-		if i, found := slices.BinarySearchFunc(t.detected, s, netip.AddrPort.Compare); !found {
-			t.detected = slices.Insert(t.detected, i, s)
-		}
+	for s := range p.Detected() {
+		t.detected[s] = true
 	}
 	t.Stats.Add(p.Stats())
 }
@@ -54,7 +53,7 @@ func (t *Result) NoKafka(portFlag string) string {
 		// The connections counted include those --detect followed.
 		const named = 3
 		var at []string
-		for _, s := range t.detected[:min(n, named)] {
+		for _, s := range slices.SortedFunc(maps.Keys(t.detected), netip.AddrPort.Compare)[:min(n, named)] {
 			at = append(at, s.String())
 		}
 		if n > named {

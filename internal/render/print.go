@@ -223,15 +223,13 @@ func appendEventText(b []byte, r *capture.Record) []byte {
 		b = append(b, " reached), idle since "...)
 		b = e.LastSeen.UTC().AppendFormat(b, timeLayout)
 	case *reassembly.PortDetected:
+		what, how := "Kafka", "send Kafka request headers"
 		if e.TLS {
-			b = append(b, "TLS detected at "...)
-			b = e.Server.AppendTo(b)
-			b = append(b, " (not a --port; its clients start a TLS handshake, which may carry Kafka)"...)
-			break
+			what, how = "TLS", "start a TLS handshake, which may carry Kafka"
 		}
-		b = append(b, "Kafka detected at "...)
+		b = append(b, what+" detected at "...)
 		b = e.Server.AppendTo(b)
-		b = append(b, " (not a --port; its clients send Kafka request headers)"...)
+		b = append(b, " (not a --port; its clients "+how+")"...)
 	case *reassembly.LayerEvent:
 		b = appendLayerText(b, e)
 	}

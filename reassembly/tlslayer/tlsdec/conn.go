@@ -24,7 +24,6 @@ const (
 
 	typeCCS       = 20
 	typeAlert     = 21
-	alertFatal    = 2 // an alert's level byte
 	typeHandshake = 22
 	typeAppData   = 23
 	typeHeartbeat = 24
@@ -32,6 +31,9 @@ const (
 	versionTLS12 = 0x0303
 	versionTLS13 = 0x0304
 )
+
+// alertFatal is the level byte of an alert that ends the connection.
+const alertFatal = 2
 
 // LooksLikeTLS reports whether the first bytes of a direction are a TLS handshake record carrying a
 // ClientHello. It needs at least 11 bytes (record header, handshake header, client_version).
