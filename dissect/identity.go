@@ -12,6 +12,9 @@ type Identity struct {
 	// SaslAuthenticate response said error 0, or it went on to serve
 	// requests). Failed: it refused it.
 	Authenticated, Failed bool
+	// NoCert: a TLS client that sent no certificate, which the broker
+	// refused (Failed); Principal is "" then.
+	NoCert bool
 	// Detail says what the principal cannot: a SCRAM user name that is a
 	// delegation token id, whose principal is the token's owner.
 	Detail string
@@ -93,6 +96,34 @@ func (s *Session[M]) SetTLSIdentityUnknown(connID uint64) {
 		c.id = newIdentityTracker(true) // the handshake is the connection's start
 	}
 	c.id.SetTLSUnknown()
+}
+
+// RefuseTLS records that the broker refused the client's certificate (or
+// its lack of one) in the TLS handshake: the connection's identity is the
+// certificate's, failed.
+func (t *identityTracker) RefuseTLS() {
+	id := Identity{Source: "tls", Failed: true, NoCert: t.tls == nil}
+	if t.tls != nil {
+		id.Principal = t.tls.Principal
+	}
+	t.tls, t.cur = &id, id
+}
+
+// SetTLSRefused records that the broker refused a connection's client
+// certificate, or its lack of one, in the TLS handshake: the requests the
+// client sent before it learnt so, and any after, carry the refused
+// identity.
+func (s *Session[M]) SetTLSRefused(connID uint64) {
+	c := s.conn(connID)
+	if c.id == nil {
+		c.id = newIdentityTracker(true)
+	}
+	c.id.RefuseTLS()
+	for _, p := range c.pending {
+		if p.held != nil {
+			p.held.x.Identity = c.id.Identity()
+		}
+	}
 }
 
 // Identity is the established identity; Known is false until one is.
@@ -265,6 +296,8 @@ func (i Identity) String() string {
 	switch {
 	case s == "" && i.Mechanism != "":
 		s = "a " + i.Mechanism + " user"
+	case s == "" && i.NoCert:
+		s = "a client without a certificate"
 	case s == "" && i.Source == "tls":
 		s = "an unreadable client certificate"
 	case s == "":

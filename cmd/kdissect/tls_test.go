@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -578,15 +579,22 @@ func TestTLSRefusedHandshake(t *testing.T) {
 		}
 	}
 	// The connection counted is at the port --detect found, not at the --port.
-	hint := "kdissect: no Kafka frames in the 1 TCP connection on port 9092 or at 192.0.2.1:9093 (found by --detect): encrypted (TLS), or not Kafka?\n"
+	hint := "kdissect: no Kafka frames in the 1 TCP connection on port 9092 or at 192.0.2.1:9093 (found by --detect): the server refused its TLS handshake\n"
 	if code != exitOK || stderr != hint {
 		t.Errorf("exit %d, stderr %q; want 0, %q", code, stderr, hint)
 	}
-	lines := 0
+	lines, alerts := 0, 0
 	for _, l := range jsonLines(t, exitOK, "--all", pcap) {
 		var e map[string]any
 		if err := json.Unmarshal([]byte(l), &e); err != nil {
 			t.Fatal(err)
+		}
+		if e["event"] == "tls_alert" {
+			// It refused no certificate: none was asked for.
+			alerts++
+			if e["sender"] != "server" || e["alert"] != "handshake_failure" || e["refused_certificate"] != false || e["certificate"] != nil {
+				t.Errorf("tls_alert %v", e)
+			}
 		}
 		if e["event"] != "tls_session" {
 			continue
@@ -596,8 +604,8 @@ func TestTLSRefusedHandshake(t *testing.T) {
 			t.Errorf("tls_session %v", e)
 		}
 	}
-	if lines != 1 {
-		t.Errorf("%d tls_session events, want 1", lines)
+	if lines != 1 || alerts != 1 {
+		t.Errorf("%d tls_session and %d tls_alert events, want 1 each", lines, alerts)
 	}
 	if out, _, _ := runCLI(t, "", "--summary", "-Y", "refused", pcap); !strings.Contains(out, reason) {
 		t.Errorf("-Y refused: %q", out)
@@ -607,6 +615,144 @@ func TestTLSRefusedHandshake(t *testing.T) {
 		t.Errorf("audit: exit %d, %q, blind spots %v", code, stderr, blind)
 	}
 	sameBlind(t, nil, expectedBlind(t, pcap, "--port", "9093"))
+}
+
+// A broker that requires a client certificate refuses a client without
+// one, or with one it does not trust, with a fatal alert after its
+// ServerHello: every form says the broker refused whom, and -z principals
+// counts it. A TLS 1.3 client sends its first request before the verdict:
+// that request carries the refused identity.
+func TestTLSRefusedClientCert(t *testing.T) {
+	dn := "User:" + traffic.ClientCertDN
+	apiVersions := []byte{0, 0, 0, 24, 0, 18, 0, 3, 0, 0, 0, 1, 0, 4, 't', 'e', 's', 't', 0, 4, 'k', 'g', 'o', 4, '1', '.', '0', 0}
+	for _, tc := range []struct {
+		name     string
+		version  uint16
+		withCert bool
+		alert    string
+		code     float64
+		who      string // the text's words for whom it refused
+		cert     string
+	}{
+		{"TLS 1.3 without a certificate", tls.VersionTLS13, false, "certificate_required", 116, "a client without a certificate", "none"},
+		{"TLS 1.3 untrusted", tls.VersionTLS13, true, "unknown_ca", 48, dn, "sent"},
+		{"TLS 1.2 without a certificate", tls.VersionTLS12, false, "handshake_failure", 40, "a client without a certificate", "none"},
+		{"TLS 1.2 untrusted", tls.VersionTLS12, true, "unknown_ca", 48, dn, "sent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, err := traffic.RecordRefusedClientCert(tc.version, tc.withCert, apiVersions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			pcap, keylog := filepath.Join(dir, "refused.pcap"), filepath.Join(dir, "refused.keylog")
+			if err := os.WriteFile(pcap, rec.Pcap(50630, 9093), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(keylog, rec.KeyLog, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"--port", "9093", "--tls-keylog", keylog}
+			tls13 := tc.version == tls.VersionTLS13
+			principal := any(nil)
+			refused := "the client certificate of " + tc.who
+			if tc.withCert {
+				principal = dn
+			} else {
+				refused = tc.who
+			}
+
+			out, stderr, code := runCLI(t, "", append(args, "--all", "--summary", pcap)...)
+			want := " 192.0.2.1:9093 → 192.0.2.10:50630 @"
+			line := ""
+			for _, l := range strings.Split(out, "\n") {
+				if strings.HasPrefix(l, "!! ") && strings.Contains(l, want) {
+					line = l
+				}
+			}
+			tail := fmt.Sprintf(" TLS fatal alert %s (%d) from the server: it refused %s", tc.alert, int(tc.code), refused)
+			if !strings.HasSuffix(line, tail) {
+				t.Errorf("text:\n%s\nwant a line of %q ending %q", out, want, tail)
+			}
+			hint := "kdissect: no Kafka frames in the 1 TCP connection on port 9093: the server refused its TLS handshake\n"
+			if tls13 {
+				hint = ""
+				if by := "ApiVersions v3 request corr=1: client kgo 1.0 by " + tc.who + " (failed)\n"; !strings.Contains(out, by) {
+					t.Errorf("text:\n%s\nwant %q", out, by)
+				}
+			}
+			if code != exitOK || stderr != hint {
+				t.Errorf("exit %d, stderr %q; want 0, %q", code, stderr, hint)
+			}
+
+			var alerts, messages []map[string]any
+			for _, l := range jsonLines(t, exitOK, append(args, "--all", pcap)...) {
+				var e map[string]any
+				if err := json.Unmarshal([]byte(l), &e); err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case e["event"] == "tls_alert":
+					alerts = append(alerts, e)
+				case e["event"] == nil:
+					messages = append(messages, e)
+				}
+			}
+			wantAlert := map[string]any{"event": "tls_alert", "src": "192.0.2.1:9093", "dst": "192.0.2.10:50630",
+				"sender": "server", "level": "fatal", "alert": tc.alert, "code": tc.code, "refused_certificate": true,
+				"principal": principal, "certificate": tc.cert}
+			if len(alerts) != 1 {
+				t.Fatalf("tls_alert events %v, want one", alerts)
+			}
+			for k, v := range wantAlert {
+				if alerts[0][k] != v {
+					t.Errorf("tls_alert %s = %v, want %v", k, alerts[0][k], v)
+				}
+			}
+			for k := range alerts[0] {
+				if _, ok := wantAlert[k]; !ok && k != "time" && k != "stream_offset" && k != "file" {
+					t.Errorf("tls_alert has %s", k)
+				}
+			}
+			if n := map[bool]int{true: 1}[tls13]; len(messages) != n {
+				t.Fatalf("%d messages, want %d", len(messages), n)
+			}
+			if tls13 {
+				auth := map[string]any{"mechanism": nil, "source": "tls", "authenticated": false, "failed": true}
+				if m := messages[0]; m["principal"] != principal || fmt.Sprint(m["auth"]) != fmt.Sprint(auth) {
+					t.Errorf("the request before the verdict: principal %v, auth %v", m["principal"], m["auth"])
+				}
+			}
+
+			// The refusal is counted once, by its handshake, with or
+			// without the request sent before it (--all shows ApiVersions).
+			p, _ := json.Marshal(principal)
+			handshake := `{"stat":"principals","principal":` + string(p) + `,"api":"TLS handshake","requests":0,"responses":0,"failed_authentications":1,"api_key":null}`
+			for _, all := range []bool{false, true} {
+				want := []string{handshake}
+				zargs := append(args, "-q", "--json", "-z", "principals", pcap)
+				if all {
+					zargs = append([]string{"--all"}, zargs...)
+					if tls13 {
+						want = append(want, `{"stat":"principals","principal":`+string(p)+`,"api":"ApiVersions","requests":1,"responses":0,"failed_authentications":0,"api_key":18}`)
+					}
+				}
+				got, _, _ := runCLI(t, "", zargs...)
+				if got != strings.Join(want, "\n")+"\n" {
+					t.Errorf("-z principals (--all %v):\n%s\nwant\n%s", all, got, strings.Join(want, "\n"))
+				}
+			}
+
+			out, _, _ = runCLI(t, "", append(args, "--all", "--summary", "-Y", `refused_certificate && certificate == "`+tc.cert+`"`, pcap)...)
+			if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, tail+"\n") {
+				t.Errorf("-Y refused_certificate: %q", out)
+			}
+			out, stderr, code = runCLI(t, "", append(append([]string{"audit", "--format", "json"}, args...), pcap)...)
+			if _, blind := splitAudit(t, out); code != exitOK || stderr != "" || len(blind) != 0 {
+				t.Errorf("audit: exit %d, %q, blind spots %v", code, stderr, blind)
+			}
+		})
+	}
 }
 
 // A port found by the Kafka requests its clients send is Kafka; one found

@@ -183,6 +183,25 @@ func TestNoKafkaNamesDetectedServers(t *testing.T) {
 	}
 }
 
+// Connections whose TLS handshake the server refused carried no Kafka
+// bytes: the hint says so rather than guess at encryption.
+func TestNoKafkaCountsRefusedHandshakes(t *testing.T) {
+	for _, c := range []struct {
+		conns, refused int64
+		want           string
+	}{
+		{1, 1, "no Kafka frames in the 1 TCP connection on port 9093: the server refused its TLS handshake"},
+		{3, 3, "no Kafka frames in the 3 TCP connections on port 9093: the server refused their TLS handshakes"},
+		{3, 2, "no Kafka frames in the 3 TCP connections on port 9093: the server refused the TLS handshake of 2; the others encrypted (TLS), or not Kafka?"},
+		{3, 0, "no Kafka frames in the 3 TCP connections on port 9093: encrypted (TLS), or not Kafka?"},
+	} {
+		res := Result{Stats: reassembly.Stats{Connections: c.conns}, refused: c.refused}
+		if got := res.NoKafka("9093"); got != c.want {
+			t.Errorf("%d of %d refused:\n%s\nwant\n%s", c.refused, c.conns, got, c.want)
+		}
+	}
+}
+
 func TestOptionsAndAPIs(t *testing.T) {
 	o := DefaultOptions()
 	for _, c := range []struct {

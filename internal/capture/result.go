@@ -20,6 +20,7 @@ type Result struct {
 	other     map[uint16]int64        // connections on other ports, by server port
 	more      bool                    // more than the pipelines told apart
 	detected  map[netip.AddrPort]bool // servers found by --detect
+	refused   int64                   // TLS handshakes the server refused
 }
 
 func (t *Result) add(p *reassembly.Pipeline) {
@@ -62,7 +63,16 @@ func (t *Result) NoKafka(portFlag string) string {
 		on += " or at " + strings.Join(at, ", ") + " (found by --detect)"
 	}
 	if st.Connections > 0 {
-		return fmt.Sprintf("no Kafka frames in the %s on %s: encrypted (TLS), or not Kafka?", plural(st.Connections, "TCP connection"), on)
+		conns := plural(st.Connections, "TCP connection")
+		switch {
+		case t.refused >= st.Connections && st.Connections == 1:
+			return fmt.Sprintf("no Kafka frames in the %s on %s: the server refused its TLS handshake", conns, on)
+		case t.refused >= st.Connections:
+			return fmt.Sprintf("no Kafka frames in the %s on %s: the server refused their TLS handshakes", conns, on)
+		case t.refused > 0:
+			return fmt.Sprintf("no Kafka frames in the %s on %s: the server refused the TLS handshake of %d; the others encrypted (TLS), or not Kafka?", conns, on, t.refused)
+		}
+		return fmt.Sprintf("no Kafka frames in the %s on %s: encrypted (TLS), or not Kafka?", conns, on)
 	}
 	var list []reassembly.PortCount
 	var conns int64

@@ -196,6 +196,7 @@ func (r *Run) Read(ctx context.Context, l Listener) (Result, error) {
 		err = r.files(ctx, s, &res)
 	}
 	res.Malformed = s.malformed
+	res.refused = s.refused
 	if res.Stats.UnknownLink > 0 {
 		r.warn("skipped %s of a link type kdissect does not decode", plural(res.Stats.UnknownLink, "packet"))
 	}

@@ -28,6 +28,7 @@ type session struct {
 	limit     int
 	handed    int // messages handed out
 	malformed bool
+	refused   int64 // TLS handshakes the server refused (one a connection)
 	file      string
 	tls       map[uint64]*TLS // decrypted connections
 	rec       Record
@@ -83,6 +84,15 @@ func (s *session) event(e reassembly.Event) {
 					s.tls = map[uint64]*TLS{}
 				}
 				s.tls[e.ConnID] = &TLS{Version: v.Version, Cipher: v.Cipher, SNI: v.SNI}
+			}
+			if v.Refused {
+				s.refused++
+			}
+			s.pass(e)
+		case *tlslayer.Alert:
+			if v.RefusedCert {
+				s.refused++
+				s.lib.SetTLSRefused(e.ConnID)
 			}
 			s.pass(e)
 		case *tlslayer.ClientCert:

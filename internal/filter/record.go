@@ -65,6 +65,12 @@ const (
 	fClientRandom
 	fDecrypted
 	fRefused
+	fSender
+	fLevel
+	fAlert
+	fCode
+	fRefusedCert
+	fCertificate
 	fProblem
 	fMessage
 	fForwardedPrincipal
@@ -92,7 +98,7 @@ type recordField struct {
 }
 
 var eventNames = []string{"gap", "unparseable", "incomplete", "unmatched_response", "retransmission",
-	"buffer_limit", "evicted", "port_detected", "tls_session", "tls_problem"}
+	"buffer_limit", "evicted", "port_detected", "tls_session", "tls_alert", "tls_problem"}
 
 var unknownAPI = regexp.MustCompile(`^Unknown\([0-9]+\)$`)
 
@@ -140,6 +146,8 @@ var messageFields = func() map[string]*recordField {
 	dirs, dirList := oneOf("request", "response")
 	events, eventList := oneOf(eventNames...)
 	sources, sourceList := oneOf("sasl", "tls", "none")
+	senders, senderList := oneOf("client", "server")
+	certs, certList := oneOf("none", "unreadable", "sent")
 	api := func(name string) *recordField {
 		return &recordField{name: name, id: fAPI, types: tyString, closed: isAPIName, suggest: apiNames}
 	}
@@ -194,6 +202,12 @@ var messageFields = func() map[string]*recordField {
 		{name: "client_random", id: fClientRandom, types: tyString},
 		{name: "decrypted", id: fDecrypted, types: tyBool, flag: true},
 		{name: "refused", id: fRefused, types: tyBool, flag: true},
+		{name: "sender", id: fSender, types: tyString, closed: senders, suggest: senderList},
+		{name: "level", id: fLevel, types: tyString},
+		{name: "alert", id: fAlert, types: tyString},
+		{name: "code", id: fCode, types: tyInt},
+		{name: "refused_certificate", id: fRefusedCert, types: tyBool, flag: true},
+		{name: "certificate", id: fCertificate, types: tyString, closed: certs, suggest: certList},
 		{name: "problem", id: fProblem, types: tyString},
 		{name: "message", id: fMessage, types: tyString},
 	}
@@ -465,6 +479,35 @@ func eventValues(r *capture.Record, id fieldID, dst []Value) []Value {
 				return dst
 			}
 			return connValues(r, id, dst)
+		case *tlslayer.Alert:
+			switch id {
+			case fEvent:
+				return name("tls_alert")
+			case fSender:
+				if r.Flow.FromClient {
+					return name("client")
+				}
+				return name("server")
+			case fLevel:
+				return name("fatal")
+			case fAlert:
+				return name(v.Name)
+			case fCode:
+				return append(dst, Int(int64(v.Code), ""))
+			case fRefusedCert:
+				return append(dst, Bool(v.RefusedCert))
+			case fPrincipal:
+				if v.Principal != "" {
+					return name(v.Principal)
+				}
+				return dst
+			case fCertificate:
+				if c := v.Certificate(); c != "" {
+					return name(c)
+				}
+				return dst
+			}
+			return flowValues(r, id, dst, true)
 		case *tlslayer.Problem:
 			switch id {
 			case fEvent:

@@ -216,6 +216,27 @@ func appendLayerJSON(b []byte, r *capture.Record, e *reassembly.LayerEvent) []by
 		}
 		b = append(b, `,"refused":`...)
 		b = strconv.AppendBool(b, v.Refused)
+	case *tlslayer.Alert:
+		b = append(b, `tls_alert"`...)
+		b = appendCommonJSON(b, r.Time, r.Flow, v.StreamOffset)
+		b = append(b, `,"sender":"`+sender(r.Flow.FromClient)+`","level":"fatal","alert":`...)
+		b = dissect.AppendJSONString(b, v.Name)
+		b = append(b, `,"code":`...)
+		b = strconv.AppendInt(b, int64(v.Code), 10)
+		b = append(b, `,"refused_certificate":`...)
+		b = strconv.AppendBool(b, v.RefusedCert)
+		b = append(b, `,"principal":`...)
+		if v.Principal == "" {
+			b = append(b, "null"...)
+		} else {
+			b = dissect.AppendJSONString(b, v.Principal)
+		}
+		b = append(b, `,"certificate":`...)
+		if c := v.Certificate(); c == "" {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, `"`+c+`"`...)
+		}
 	case *tlslayer.Problem:
 		b = append(b, `tls_problem"`...)
 		b = appendCommonJSON(b, r.Time, r.Flow, v.StreamOffset)

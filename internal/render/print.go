@@ -260,6 +260,26 @@ func appendLayerText(b []byte, e *reassembly.LayerEvent) []byte {
 			b = append(b, ": not decrypted, "...)
 			b = append(b, dissect.Escape(v.Reason)...)
 		}
+	case *tlslayer.Alert:
+		b = appendFlowAt(b, e.Flow, v.StreamOffset)
+		b = append(b, "TLS fatal alert "...)
+		b = append(b, dissect.Escape(v.Name)...)
+		b = append(b, " ("...)
+		b = strconv.AppendInt(b, int64(v.Code), 10)
+		b = append(b, ") from the "...)
+		b = append(b, sender(e.FromClient)...)
+		if v.RefusedCert {
+			b = append(b, ": it refused "...)
+			switch v.Certificate() {
+			case "none":
+				b = append(b, "a client without a certificate"...)
+			case "unreadable":
+				b = append(b, "an unreadable client certificate"...)
+			default:
+				b = append(b, "the client certificate of "...)
+				b = append(b, dissect.Escape(v.Principal)...)
+			}
+		}
 	case *tlslayer.Problem:
 		b = appendFlowAt(b, e.Flow, v.StreamOffset)
 		b = append(b, "TLS "...)
@@ -268,6 +288,14 @@ func appendLayerText(b []byte, e *reassembly.LayerEvent) []byte {
 		b = append(b, dissect.Escape(v.Message)...)
 	}
 	return b
+}
+
+// sender names the side a direction's bytes come from.
+func sender(fromClient bool) string {
+	if fromClient {
+		return "client"
+	}
+	return "server"
 }
 
 // appendIncompleteHead names what the captured header of a cut frame says:

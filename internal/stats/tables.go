@@ -9,9 +9,20 @@ import (
 
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/capture"
+	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/reassembly/tlslayer"
 )
 
-func apiCells(a apiKey) (cell, cell) { return text(a.name), number(int64(a.key)) }
+func apiCells(a apiKey) (cell, cell) {
+	if a == tlsHandshake {
+		return text(a.name), cell{text: "", json: []byte("null")}
+	}
+	return text(a.name), number(int64(a.key))
+}
+
+// tlsHandshake is the principals table's API of the client certificates a
+// broker refused: no Kafka API, so no key (-1 is the raw SASL tokens').
+var tlsHandshake = apiKey{-2, "TLS handshake"}
 
 // apis: requests, responses and bytes per API and version.
 type apis struct{ m map[apisKey]*apisRow }
@@ -218,9 +229,10 @@ func (s *errorCounts) rows() [][]cell {
 }
 
 // principals: per principal and API, the messages; and the
-// authentications the broker refused (a refused SaslAuthenticate
-// response, or a request it closed the connection on), which are SASL
-// messages: shown with --all or --api SaslAuthenticate.
+// authentications the broker refused: a refused SaslAuthenticate response,
+// or a request it closed the connection on, which are SASL messages (shown
+// with --all or --api SaslAuthenticate); and a client certificate refused
+// in the TLS handshake (the tls_alert event), API "TLS handshake".
 type principals struct{ m map[prinKey]*prinRow }
 
 type prinKey struct {
@@ -236,28 +248,44 @@ func (*principals) title() string {
 }
 
 func (s *principals) record(r *capture.Record) {
-	if r.Kind != capture.KindMessage {
+	switch r.Kind {
+	case capture.KindEvent:
+		if le, ok := r.Event.(*reassembly.LayerEvent); ok {
+			if a, ok := le.Value.(*tlslayer.Alert); ok && a.RefusedCert {
+				s.row(a.Principal, tlsHandshake).failed++
+			}
+		}
+		return
+	case capture.KindMessage:
+	default:
 		return
 	}
 	m, x := r.Message, &r.Exchange
+	row := s.row(x.Identity.Principal, apiOf(m))
+	if m.Direction == dissect.Request {
+		row.requests++
+	} else {
+		row.responses++
+	}
+	// A refused certificate is counted once, by its handshake; the
+	// requests sent before the verdict are not more refusals.
+	if x.Identity.Failed && x.Identity.Source != "tls" && (m.Direction == dissect.Response || x.Peer == 0) {
+		row.failed++
+	}
+}
+
+func (s *principals) row(principal string, api apiKey) *prinRow {
 	if s.m == nil {
 		s.m = map[prinKey]*prinRow{}
 	}
-	k := prinKey{x.Identity.Principal, apiOf(m)}
+	k := prinKey{principal, api}
 	row := s.m[k]
 	if row == nil {
 		row = &prinRow{}
 		k.principal = strings.Clone(k.principal)
 		s.m[k] = row
 	}
-	if m.Direction == dissect.Request {
-		row.requests++
-	} else {
-		row.responses++
-	}
-	if x.Identity.Failed && (m.Direction == dissect.Response || x.Peer == 0) {
-		row.failed++
-	}
+	return row
 }
 
 func (*principals) columns() []column {

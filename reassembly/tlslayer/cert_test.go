@@ -47,11 +47,18 @@ func subjectCN(tag cbasn1.Tag, cn string) []byte {
 // run feeds a recorded connection through the layer, a chunk a packet.
 func run(t *testing.T, r *traffic.RawTLS) *collector {
 	t.Helper()
+	_, out := feed(t, r)
+	return out
+}
+
+// feed is run, which also returns the layer.
+func feed(t *testing.T, r *traffic.RawTLS) (*layer, *collector) {
+	t.Helper()
 	keys, err := tlsdec.ParseKeyLog(bytes.NewReader(r.KeyLog))
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := NewFactory(keys)(reassembly.Flow{}, r.Chunks[0].Data)
+	l, _ := NewFactory(keys)(reassembly.Flow{}, r.Chunks[0].Data).(*layer)
 	if l == nil {
 		t.Fatal("no layer for the ClientHello")
 	}
@@ -66,7 +73,7 @@ func run(t *testing.T, r *traffic.RawTLS) *collector {
 		off[d] += int64(len(ch.Data))
 	}
 	l.End("fin", time.Unix(100, 0), out)
-	return out
+	return l, out
 }
 
 // A client certificate Go's x509 refuses is still named by its subject; one

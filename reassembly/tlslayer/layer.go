@@ -22,6 +22,37 @@ type Session struct {
 	Refused bool
 }
 
+// Alert is the layer event of a fatal TLS alert (one that ends the
+// connection): its sender is the direction of the event. Warning alerts,
+// close_notify among them, are not reported.
+type Alert struct {
+	StreamOffset int64 // TCP stream offset of the record that carried it
+	Code         uint8
+	Name         string // RFC 8446's name, e.g. "certificate_required"
+	// RefusedCert: the server refused the client's certificate, or its lack
+	// of one: it asked for one and sent the alert before serving anything.
+	// Principal is whom the refused certificate names ("User:" and its
+	// subject DN), "" when the client sent none or it could not be read
+	// (NoCert says which).
+	RefusedCert bool
+	Principal   string
+	NoCert      bool
+}
+
+// Certificate says what the client offered of the certificate the server
+// refused: "none", "unreadable" or "sent"; "" when the alert refused none.
+func (a *Alert) Certificate() string {
+	switch {
+	case !a.RefusedCert:
+		return ""
+	case a.NoCert:
+		return "none"
+	case a.Principal == "":
+		return "unreadable"
+	}
+	return "sent"
+}
+
 // ClientCert is the layer event of a client certificate (mTLS), seen in the
 // (decrypted) handshake: DN is its subject in RFC 2253 form, text from the
 // wire (escape it to show it).
@@ -119,6 +150,7 @@ type layer struct {
 	now      int64                  // capture nanoseconds of the call under way
 	loc      *time.Location         // of the capture's times, to rebuild them from nanoseconds
 	certSent bool
+	fatal    bool // a fatal alert was reported: only the first is
 	emitFn   func(tlsdec.Output)
 }
 
@@ -260,12 +292,47 @@ func (l *layer) output(o tlsdec.Output) {
 		_, ts := l.packetAt(o.FromClient, o.Pos)
 		l.out.Event(o.FromClient, ts, &Problem{StreamOffset: o.Pos, Kind: o.Problem.String(), Message: o.Message})
 		l.lose(o.FromClient, ts)
+	case tlsdec.KindAlert:
+		l.alert(o)
 	case tlsdec.KindLimit:
 		// The Pipeline reported the BufferLimit when it refused.
 		_, ts := l.packetAt(o.FromClient, o.Pos)
 		l.lose(o.FromClient, ts)
 	}
 }
+
+// alert reports the first fatal alert. In TLS 1.3 every alert but
+// close_notify and user_canceled is fatal, whatever its level says (RFC
+// 8446, section 6).
+func (l *layer) alert(o tlsdec.Output) {
+	in := l.c.Info()
+	fatal := o.AlertLevel == alertFatal || in.Version == "1.3" && o.AlertDesc != alertCloseNotify && o.AlertDesc != alertUserCanceled
+	if !fatal || l.fatal {
+		return
+	}
+	l.fatal = true
+	_, ts := l.packetAt(o.FromClient, o.Pos)
+	a := &Alert{StreamOffset: o.Pos, Code: o.AlertDesc, Name: tlsdec.AlertName(o.AlertDesc)}
+	if !o.FromClient && in.CertRequested && !l.d[1].started {
+		a.RefusedCert = true
+		switch {
+		case len(in.ClientCertDER) == 0 && !in.ClientCertUnread:
+			a.NoCert = true
+		case len(in.ClientCertDER) > 0:
+			if dn, err := tlsdec.SubjectDN(in.ClientCertDER[0]); err == nil {
+				a.Principal = "User:" + dn
+			}
+		}
+	}
+	l.out.Event(o.FromClient, ts, a)
+}
+
+// The alert bytes the layer reads (RFC 8446, section 6).
+const (
+	alertFatal        = 2
+	alertCloseNotify  = 0
+	alertUserCanceled = 90
+)
 
 // checkCert reports the client certificate once the handshake carried it
 // (it may come out while the other direction is fed: records wait for the

@@ -223,3 +223,46 @@ func RecordRefusedTLS12() (*RawTLS, error) {
 	defer rec.mu.Unlock()
 	return &RawTLS{Chunks: rec.chunks, KeyLog: keyLog.Bytes()}, nil
 }
+
+// RecordRefusedClientCert runs a handshake between crypto/tls peers on
+// loopback at version (tls.VersionTLS12 or 13) in which the server
+// requires a client certificate signed by a CA it trusts and refuses the
+// client's: none when withCert is false, else the test client certificate,
+// whose CA the server does not trust. Go's server sends a fatal alert
+// (certificate_required or bad_certificate) and closes. A TLS 1.3 client
+// has finished its handshake before the verdict and writes request first,
+// as a Kafka client sends ApiVersions; a TLS 1.2 one waits for the server's
+// Finished, which never comes.
+func RecordRefusedClientCert(version uint16, withCert bool, request []byte) (*RawTLS, error) {
+	certs, err := TestCerts()
+	if err != nil {
+		return nil, err
+	}
+	srvErr, rec, err := serveOnce(&tls.Config{Certificates: []tls.Certificate{certs.Server},
+		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: x509.NewCertPool(),
+		MinVersion: version, MaxVersion: version}, (*tls.Conn).Handshake)
+	if err != nil {
+		return nil, err
+	}
+	var keyLog bytes.Buffer
+	cfg := &tls.Config{RootCAs: certs.Pool, ServerName: BrokerSNI, KeyLogWriter: &keyLog,
+		MinVersion: version, MaxVersion: version}
+	if withCert {
+		cfg.Certificates = []tls.Certificate{certs.Client}
+	}
+	tc := tls.Client(rec, cfg)
+	cerr := tc.Handshake()
+	if cerr == nil {
+		_, cerr = tc.Write(request)
+	}
+	if cerr == nil {
+		_, cerr = tc.Read(make([]byte, 1)) // the server's verdict
+	}
+	tc.Close()
+	if serr := <-srvErr; cerr == nil || serr == nil {
+		return nil, fmt.Errorf("the client certificate was not refused: client %v, server %v", cerr, serr)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return &RawTLS{Chunks: rec.chunks, KeyLog: keyLog.Bytes()}, nil
+}

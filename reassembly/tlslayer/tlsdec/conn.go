@@ -132,9 +132,11 @@ type Info struct {
 	// came after it: the connection carried nothing to decrypt (Reason names the alert).
 	Refused    bool
 	HelloRetry bool
-	KeyUpdates int
-	Tickets    int
-	Records    int // records seen in both directions, decrypted or not
+	// CertRequested: the server asked for a client certificate (a CertificateRequest was read).
+	CertRequested bool
+	KeyUpdates    int
+	Tickets       int
+	Records       int // records seen in both directions, decrypted or not
 	// Unverified counts the records decrypted only in part (the Reader read only heads of them, or
 	// nothing) whose tag was therefore not checked: they are not known to be authentic.
 	Unverified int
@@ -952,6 +954,10 @@ func (c *Conn) handshakeMsg(d *direction, typ uint8, msg []byte, out func(Output
 		}
 		if len(certs) > 0 {
 			c.info.ClientCertDER = certs
+		}
+	case 13: // CertificateRequest
+		if !d.client {
+			c.info.CertRequested = true
 		}
 	case 20: // Finished
 		if c.tls13() {
