@@ -329,7 +329,10 @@ func appendAPI(b []byte, m *Message, body *Node, head int) []byte {
 		b = appendGroup(b, body, head)
 		b = appendTopics(b, body, head)
 	default:
-		b = appendGeneric(b, body, head)
+		var ok bool
+		if b, ok = appendAdmin(b, m.APIKey, body, head, req); !ok {
+			b = appendGeneric(b, body, head)
+		}
 	}
 	if !req {
 		b = appendThrottle(b, body, head)

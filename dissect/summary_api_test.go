@@ -253,6 +253,104 @@ func summaryCases(t testing.TB) []summaryCase {
 	avResp.Version = 2 // testkit would give a flexible one the v1 header ApiVersions never has
 	avResp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: 0, MaxVersion: 13}, {ApiKey: 1, MaxVersion: 18}}
 	add("api versions response", nil, avResp, "ApiVersions v2 response corr=7: 2 APIs")
+	return append(cases, adminSummaryCases()...)
+}
+
+// adminSummaryCases: the changes beyond ACLs say what they change, as the
+// audit reads them, and never a secret.
+func adminSummaryCases() []summaryCase {
+	var cases []summaryCase
+	add := func(name string, req kmsg.Request, resp kmsg.Response, want string) {
+		cases = append(cases, summaryCase{name: name, req: req, resp: resp, want: want})
+	}
+	ac := kmsg.NewPtrAlterConfigsRequest()
+	ac.Version = 2
+	ac.Resources = []kmsg.AlterConfigsRequestResource{
+		{ResourceType: 2, ResourceName: "orders", Configs: []kmsg.AlterConfigsRequestResourceConfig{
+			{Name: "retention.ms", Value: ptr("3600000")}, {Name: "ssl.keystore.password", Value: ptr("hunter2")}, {Name: "x", Value: nil}, {Name: "y", Value: ptr("")}}},
+		{ResourceType: 4, ResourceName: ""},
+	}
+	add("alter configs", ac, nil, `AlterConfigs v2 request corr=7: TOPIC orders: retention.ms=3600000, ssl.keystore.password=<redacted>, x=null +1 more; BROKER ""`)
+	acResp := ac.ResponseKind().(*kmsg.AlterConfigsResponse)
+	acResp.Resources = []kmsg.AlterConfigsResponseResource{{ResourceType: 2, ResourceName: "orders", ErrorCode: 44}}
+	add("alter configs response", nil, acResp, "AlterConfigs v2 response corr=7: TOPIC orders; errors: POLICY_VIOLATION ×1")
+
+	iac := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	iac.Version, iac.ValidateOnly = 1, true
+	iac.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: 4, ResourceName: "1", Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{
+		{Name: "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config", Op: 0, Value: ptr("secret jaas")},
+		{Name: "log.cleaner.threads", Op: 1}, {Name: "super.users", Op: 2, Value: ptr("User:eve")}, {Name: "z", Op: 9, Value: ptr("v")}}}}
+	add("incremental alter configs", iac, nil, "IncrementalAlterConfigs v1 request corr=7: BROKER 1: set listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=<redacted>, delete log.cleaner.threads, append super.users=User:eve +1 more, validate only")
+
+	dc := kmsg.NewPtrDescribeConfigsRequest()
+	dc.Version = 4
+	dc.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: 2, ResourceName: "orders", ConfigNames: []string{"retention.ms", "cleanup.policy"}}, {ResourceType: 4, ResourceName: "0"}}
+	add("describe configs", dc, nil, "DescribeConfigs v4 request corr=7: TOPIC orders: retention.ms, cleanup.policy; BROKER 0")
+	dcResp := dc.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	dcResp.Resources = []kmsg.DescribeConfigsResponseResource{{ResourceType: 2, ResourceName: "orders", Configs: []kmsg.DescribeConfigsResponseResourceConfig{{Name: "a"}, {Name: "b"}}}}
+	add("describe configs response", nil, dcResp, "DescribeConfigs v4 response corr=7: TOPIC orders: 2 configs")
+
+	aq := kmsg.NewPtrAlterClientQuotasRequest()
+	aq.Version = 1
+	aq.Entries = []kmsg.AlterClientQuotasRequestEntry{
+		{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "user", Name: ptr("alice")}, {Type: "client-id", Name: nil}},
+			Ops: []kmsg.AlterClientQuotasRequestEntryOp{{Key: "producer_byte_rate", Value: 1048576}, {Key: "request_percentage", Value: 12.5}, {Key: "consumer_byte_rate", Remove: true}}},
+		{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "ip", Name: ptr("10.0.0.1")}}, Ops: []kmsg.AlterClientQuotasRequestEntryOp{{Key: "connection_creation_rate", Value: 1e300}}},
+	}
+	add("alter client quotas", aq, nil, "AlterClientQuotas v1 request corr=7: user alice, client-id default: producer_byte_rate=1048576, request_percentage=12.5, remove consumer_byte_rate; ip 10.0.0.1: connection_creation_rate=1e+300")
+	aqResp := aq.ResponseKind().(*kmsg.AlterClientQuotasResponse)
+	aqResp.Entries = []kmsg.AlterClientQuotasResponseEntry{{ErrorCode: 31, Entity: []kmsg.AlterClientQuotasResponseEntryEntity{{Type: "user", Name: ptr("alice")}}}}
+	add("alter client quotas response", nil, aqResp, "AlterClientQuotas v1 response corr=7: user alice; errors: CLUSTER_AUTHORIZATION_FAILED ×1")
+	dq := kmsg.NewPtrDescribeClientQuotasRequest()
+	dq.Version, dq.Strict = 1, true
+	dq.Components = []kmsg.DescribeClientQuotasRequestComponent{{EntityType: "user", MatchType: 0, Match: ptr("alice")}, {EntityType: "client-id", MatchType: 1}, {EntityType: "ip", MatchType: 2}}
+	add("describe client quotas", dq, nil, "DescribeClientQuotas v1 request corr=7: user alice, client-id default, ip any, strict")
+	dqResp := dq.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
+	dqResp.Entries = []kmsg.DescribeClientQuotasResponseEntry{{Entity: []kmsg.DescribeClientQuotasResponseEntryEntity{{Type: "user", Name: ptr("alice")}},
+		Values: []kmsg.DescribeClientQuotasResponseEntryValue{{Key: "producer_byte_rate", Value: 1048576}}}}
+	add("describe client quotas response", nil, dqResp, "DescribeClientQuotas v1 response corr=7: user alice: producer_byte_rate=1048576")
+
+	sc := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+	sc.Upsertions = []kmsg.AlterUserSCRAMCredentialsRequestUpsertion{{Name: "alice", Mechanism: 1, Iterations: 8192, Salt: []byte("salt-secret"), SaltedPassword: []byte("salted-secret")}}
+	sc.Deletions = []kmsg.AlterUserSCRAMCredentialsRequestDeletion{{Name: "bob", Mechanism: 2}}
+	add("alter scram", sc, nil, "AlterUserScramCredentials v0 request corr=7: upsert alice SCRAM-SHA-256 (8192 iterations), delete bob SCRAM-SHA-512")
+	scResp := sc.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
+	scResp.Results = []kmsg.AlterUserSCRAMCredentialsResponseResult{{User: "alice"}, {User: "bob", ErrorCode: 91}}
+	add("alter scram response", nil, scResp, "AlterUserScramCredentials v0 response corr=7: 2 users: alice, bob; errors: RESOURCE_NOT_FOUND ×1")
+	ds := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+	add("describe scram, all", ds, nil, "DescribeUserScramCredentials v0 request corr=7: all users")
+	ds2 := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+	ds2.Users = []kmsg.DescribeUserSCRAMCredentialsRequestUser{{Name: "alice"}}
+	add("describe scram", ds2, nil, "DescribeUserScramCredentials v0 request corr=7: 1 user: alice")
+	dsResp := ds.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	dsResp.Results = []kmsg.DescribeUserSCRAMCredentialsResponseResult{{User: "alice", CredentialInfos: []kmsg.DescribeUserSCRAMCredentialsResponseResultCredentialInfo{{Mechanism: 1, Iterations: 4096}, {Mechanism: 2, Iterations: 1}}}}
+	add("describe scram response", nil, dsResp, "DescribeUserScramCredentials v0 response corr=7: alice: SCRAM-SHA-256 (4096 iterations), SCRAM-SHA-512 (1 iteration)")
+
+	ct := kmsg.NewPtrCreateDelegationTokenRequest()
+	ct.Version, ct.OwnerPrincipalType, ct.OwnerPrincipalName, ct.MaxLifetimeMillis = 3, ptr("User"), ptr("svc"), 86400000
+	ct.Renewers = []kmsg.CreateDelegationTokenRequestRenewer{{PrincipalType: "User", PrincipalName: "ops"}}
+	add("create token", ct, nil, "CreateDelegationToken v3 request corr=7: owner User:svc, renewers User:ops, max lifetime 86400000 ms")
+	ctResp := ct.ResponseKind().(*kmsg.CreateDelegationTokenResponse)
+	ctResp.PrincipalType, ctResp.PrincipalName, ctResp.TokenID, ctResp.HMAC, ctResp.ExpiryTimestamp = "User", "svc", "tok-1", []byte("hmac-secret"), 1767225600000
+	add("create token response", nil, ctResp, "CreateDelegationToken v3 response corr=7: token tok-1, owner User:svc, expires 2026-01-01T00:00:00Z")
+	rt := kmsg.NewPtrRenewDelegationTokenRequest()
+	rt.HMAC, rt.RenewTimeMillis = []byte("hmac-secret"), 3600000
+	add("renew token", rt, nil, "RenewDelegationToken v0 request corr=7: renew by 3600000 ms")
+	rtResp := rt.ResponseKind().(*kmsg.RenewDelegationTokenResponse)
+	rtResp.ErrorCode, rtResp.ExpiryTimestamp = 63, 0
+	add("renew token refused", nil, rtResp, "RenewDelegationToken v0 response corr=7: errors: DELEGATION_TOKEN_OWNER_MISMATCH ×1")
+	et := kmsg.NewPtrExpireDelegationTokenRequest()
+	et.HMAC, et.ExpiryPeriodMillis = []byte("hmac-secret"), -1
+	add("expire token", et, nil, "ExpireDelegationToken v0 request corr=7: expire now")
+	dt := kmsg.NewPtrDescribeDelegationTokenRequest()
+	dt.Owners = []kmsg.DescribeDelegationTokenRequestOwner{{PrincipalType: "User", PrincipalName: "svc"}}
+	add("describe tokens", dt, nil, "DescribeDelegationToken v0 request corr=7: owners User:svc")
+	dtAll := kmsg.NewPtrDescribeDelegationTokenRequest()
+	dtAll.Owners = nil
+	add("describe all tokens", dtAll, nil, "DescribeDelegationToken v0 request corr=7: all owners")
+	dtResp := dt.ResponseKind().(*kmsg.DescribeDelegationTokenResponse)
+	dtResp.TokenDetails = []kmsg.DescribeDelegationTokenResponseTokenDetail{{TokenID: "tok-1", HMAC: []byte("hmac-secret")}}
+	add("describe tokens response", nil, dtResp, "DescribeDelegationToken v0 response corr=7: 1 token: tok-1")
 	return cases
 }
 
