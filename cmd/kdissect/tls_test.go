@@ -751,6 +751,35 @@ func TestTLSRefusedClientCert(t *testing.T) {
 			if _, blind := splitAudit(t, out); code != exitOK || stderr != "" || len(blind) != 0 {
 				t.Errorf("audit: exit %d, %q, blind spots %v", code, stderr, blind)
 			}
+
+			// Without the key log, TLS 1.2 shows the refusal in the clear:
+			// the session carried nothing and is no blind spot. TLS 1.3
+			// encrypts it: the audit cannot know.
+			out, _, code = runCLI(t, "", "audit", "--format", "json", "--port", "9093", pcap)
+			_, blind := splitAudit(t, out)
+			sameBlind(t, blind, expectedBlind(t, pcap, "--port", "9093"))
+			if tls13 != (len(blind) == 1) || code != map[bool]int{true: exitIncomplete, false: exitOK}[tls13] {
+				t.Errorf("audit without keys: exit %d, blind spots %v", code, blind)
+			}
+			if !tls13 {
+				reason := "the server refused the client certificate: fatal alert " + tc.alert + fmt.Sprintf(" (%d)", int(tc.code))
+				sessions := 0
+				for _, l := range jsonLines(t, exitOK, "--port", "9093", pcap) {
+					var e map[string]any
+					if err := json.Unmarshal([]byte(l), &e); err != nil {
+						t.Fatal(err)
+					}
+					if e["event"] == "tls_session" {
+						sessions++
+						if e["refused"] != true || e["decrypted"] != false || e["reason"] != reason {
+							t.Errorf("without keys: tls_session %v, want refused: %q", e, reason)
+						}
+					}
+				}
+				if sessions != 1 {
+					t.Errorf("without keys: %d tls_session events", sessions)
+				}
+			}
 		})
 	}
 }

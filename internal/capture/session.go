@@ -28,10 +28,13 @@ type session struct {
 	limit     int
 	handed    int // messages handed out
 	malformed bool
-	refused   int64 // TLS handshakes the server refused (one a connection)
-	file      string
-	tls       map[uint64]*TLS // decrypted connections
-	rec       Record
+	refused   int64 // TLS handshakes refused
+	// refusedConns are the open connections counted in refused: both its
+	// session and its alert may say so.
+	refusedConns map[uint64]bool
+	file         string
+	tls          map[uint64]*TLS // decrypted connections
+	rec          Record
 	// need is the listener as a Needer, nil when it is none; reg reads
 	// the headers it is asked about, head is their scratch space.
 	need Needer
@@ -60,6 +63,18 @@ func (s *session) stopped() bool { return s.limit > 0 && s.handed >= s.limit }
 
 func (s *session) flush() { s.lib.Flush() }
 
+// refuse counts a connection whose TLS handshake was refused, once.
+func (s *session) refuse(conn uint64) {
+	if s.refusedConns[conn] {
+		return
+	}
+	if s.refusedConns == nil {
+		s.refusedConns = map[uint64]bool{}
+	}
+	s.refusedConns[conn] = true
+	s.refused++
+}
+
 func (s *session) pass(e reassembly.Event) {
 	s.lib.Pass(origin{event: e, file: s.file}, e.EventTime())
 }
@@ -73,6 +88,7 @@ func (s *session) event(e reassembly.Event) {
 	case *reassembly.ConnEnd:
 		s.lib.ConnEnd(e.ConnID)
 		delete(s.tls, e.ConnID)
+		delete(s.refusedConns, e.ConnID)
 	case *reassembly.Incomplete:
 		s.lib.Cut(origin{flow: e.Flow, time: e.Time, offset: e.StreamOffset, event: e, file: s.file},
 			dissect.CutInfo{Conn: e.ConnID, FromClient: e.FromClient, Head: e.Head, Time: e.Time})
@@ -86,12 +102,12 @@ func (s *session) event(e reassembly.Event) {
 				s.tls[e.ConnID] = &TLS{Version: v.Version, Cipher: v.Cipher, SNI: v.SNI}
 			}
 			if v.Refused {
-				s.refused++
+				s.refuse(e.ConnID)
 			}
 			s.pass(e)
 		case *tlslayer.Alert:
 			if v.RefusedCert {
-				s.refused++
+				s.refuse(e.ConnID)
 				s.lib.SetTLSRefused(e.ConnID)
 			}
 			s.pass(e)

@@ -128,8 +128,10 @@ type Info struct {
 	// The flags are together, so that a million connections' Info take less room.
 	Decrypted bool // keys were found and no record failed authentication
 	Resumed   bool // TLS 1.2 abbreviated handshake or TLS 1.3 PSK
-	// Refused: a peer ended the handshake with a fatal alert before any ServerHello, and no record
-	// came after it: the connection carried nothing to decrypt (Reason names the alert).
+	// Refused: a peer ended the handshake with a fatal alert, and nothing that could carry data
+	// came after it: the alert came before any ServerHello and no record followed, or, in a TLS 1.2
+	// handshake without keys, in the clear before any application data record, and none followed.
+	// The connection carried nothing to decrypt (Reason names the alert).
 	Refused    bool
 	HelloRetry bool
 	// CertRequested: the server asked for a client certificate (a CertificateRequest was read).
@@ -225,10 +227,15 @@ type Conn struct {
 	okRecs  int
 	info    Info
 	reader  Reader
-	// refusal is why the handshake ended before a ServerHello: a fatal alert in the clear, which
-	// is the peer's answer, not bytes the capture lost; refusalRecs the records seen up to it.
+	// refusal is why the handshake ended before a ServerHello, or before any application data in a
+	// TLS 1.2 handshake without keys: a fatal alert in the clear, which is the peer's answer, not
+	// bytes the capture lost; refusalRecs the records seen up to it.
 	refusal     string
 	refusalRecs int
+	// held: the session of a TLS 1.2 handshake without keys waits to be reported until its first
+	// application data record, or the end: a refusal in the clear may come first (refusal).
+	held    bool
+	appRecs int // application data records seen, decrypted or not
 }
 
 // A Reader says which application data of a direction its consumer will read, so that a Conn
@@ -374,6 +381,13 @@ func (c *Conn) End(out func(Output)) {
 	case c.sh == nil:
 		c.missing("the ServerHello was not captured", out)
 	}
+	if c.held {
+		c.held = false
+		if c.refusal != "" && c.appRecs == 0 {
+			c.info.Refused, c.info.Reason = true, c.refusal
+		}
+		out(Output{Kind: KindSession})
+	}
 	for i := range c.dirs {
 		d := &c.dirs[i]
 		c.truncated(d, "the end of the stream", out)
@@ -464,6 +478,13 @@ func (c *Conn) consume(d *direction, data []byte, out func(Output)) {
 				return
 			}
 			c.info.Records++
+			if d.hdr[0] == typeAppData {
+				c.appRecs++
+				if c.held {
+					c.held = false
+					out(Output{Kind: KindSession})
+				}
+			}
 			n = int(binary.BigEndian.Uint16(d.hdr[3:]))
 			if c.undecryptable(d) {
 				d.skip, d.need = n, 0
@@ -606,12 +627,14 @@ func (c *Conn) record(d *direction, in []byte, own bool, out func(Output)) {
 	case typeHandshake:
 		c.handshakeBytes(d, body, out)
 	case typeAlert:
-		if len(body) >= 2 && body[0] == alertFatal && c.sh == nil && c.refusal == "" {
-			who := "server"
+		if len(body) >= 2 && body[0] == alertFatal && c.refusal == "" && (c.sh == nil || c.held && c.appRecs == 0) {
+			who, what := "server", "the handshake"
 			if d.client {
 				who = "client"
+			} else if c.info.CertRequested {
+				what = "the client certificate"
 			}
-			c.refusal = fmt.Sprintf("the %s refused the handshake: fatal alert %s (%d)", who, AlertName(body[1]), body[1])
+			c.refusal = fmt.Sprintf("the %s refused %s: fatal alert %s (%d)", who, what, AlertName(body[1]), body[1])
 			c.refusalRecs = c.info.Records
 		}
 		if len(body) >= 2 {
@@ -999,7 +1022,11 @@ func (c *Conn) missing(reason string, out func(Output)) {
 	c.ks = keysMissing
 	c.info.Decrypted = false
 	c.info.Reason = reason
-	out(Output{Kind: KindSession})
+	if c.sh != nil && !c.tls13() && c.appRecs == 0 {
+		c.held = true // TLS 1.2 shows a refusal in the clear: wait for it, or for data
+	} else {
+		out(Output{Kind: KindSession})
+	}
 	c.drain(out)
 }
 
