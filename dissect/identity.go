@@ -26,8 +26,12 @@ func (i Identity) Known() bool { return i.Source != "" }
 // identityFromTLS is the identity of a TLS client certificate whose
 // subject is dn, in RFC 2253 form, without SASL.
 func identityFromTLS(dn string) Identity {
-	return Identity{Principal: "User:" + dn, Source: "tls", Authenticated: true}
+	return Identity{Principal: TLSPrincipal(dn), Source: "tls", Authenticated: true}
 }
+
+// TLSPrincipal is the principal Kafka's default principal builder names a
+// client certificate by, from its subject DN (RFC 2253).
+func TLSPrincipal(dn string) string { return "User:" + dn }
 
 // unknownTLSIdentity is the identity of a TLS client that presented a
 // certificate whose subject could not be read: it authenticated, but the

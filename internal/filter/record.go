@@ -497,8 +497,8 @@ func eventValues(r *capture.Record, id fieldID, dst []Value) []Value {
 			case fRefusedCert:
 				return append(dst, Bool(v.RefusedCert))
 			case fPrincipal:
-				if v.Principal != "" {
-					return name(v.Principal)
+				if v.DN != "" {
+					return name(dissect.TLSPrincipal(v.DN))
 				}
 				return dst
 			case fCertificate:

@@ -226,10 +226,10 @@ func appendLayerJSON(b []byte, r *capture.Record, e *reassembly.LayerEvent) []by
 		b = append(b, `,"refused_certificate":`...)
 		b = strconv.AppendBool(b, v.RefusedCert)
 		b = append(b, `,"principal":`...)
-		if v.Principal == "" {
+		if v.DN == "" {
 			b = append(b, "null"...)
 		} else {
-			b = dissect.AppendJSONString(b, v.Principal)
+			b = dissect.AppendJSONString(b, dissect.TLSPrincipal(v.DN))
 		}
 		b = append(b, `,"certificate":`...)
 		if c := v.Certificate(); c == "" {

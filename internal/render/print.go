@@ -277,7 +277,7 @@ func appendLayerText(b []byte, e *reassembly.LayerEvent) []byte {
 				b = append(b, "an unreadable client certificate"...)
 			default:
 				b = append(b, "the client certificate of "...)
-				b = append(b, dissect.Escape(v.Principal)...)
+				b = append(b, dissect.Escape(dissect.TLSPrincipal(v.DN))...)
 			}
 		}
 	case *tlslayer.Problem:

@@ -252,7 +252,11 @@ func (s *principals) record(r *capture.Record) {
 	case capture.KindEvent:
 		if le, ok := r.Event.(*reassembly.LayerEvent); ok {
 			if a, ok := le.Value.(*tlslayer.Alert); ok && a.RefusedCert {
-				s.row(a.Principal, tlsHandshake).failed++
+				p := ""
+				if a.DN != "" {
+					p = dissect.TLSPrincipal(a.DN)
+				}
+				s.row(p, tlsHandshake).failed++
 			}
 		}
 		return

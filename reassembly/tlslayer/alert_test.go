@@ -25,7 +25,7 @@ func alerts(out *collector) []Alert {
 // alert is encrypted, the TLS 1.2 ones are in the clear.
 func TestRefusedClientCertificates(t *testing.T) {
 	request := []byte("an ApiVersions request")
-	dn := "User:" + traffic.ClientCertDN
+	dn := traffic.ClientCertDN
 	for _, tc := range []struct {
 		name     string
 		version  uint16
@@ -33,9 +33,9 @@ func TestRefusedClientCertificates(t *testing.T) {
 		want     Alert
 	}{
 		{"TLS 1.3 without a certificate", tls.VersionTLS13, false, Alert{Code: 116, Name: "certificate_required", RefusedCert: true, NoCert: true}},
-		{"TLS 1.3 with an untrusted certificate", tls.VersionTLS13, true, Alert{Code: 48, Name: "unknown_ca", RefusedCert: true, Principal: dn}},
+		{"TLS 1.3 with an untrusted certificate", tls.VersionTLS13, true, Alert{Code: 48, Name: "unknown_ca", RefusedCert: true, DN: dn}},
 		{"TLS 1.2 without a certificate", tls.VersionTLS12, false, Alert{Code: 40, Name: "handshake_failure", RefusedCert: true, NoCert: true}},
-		{"TLS 1.2 with an untrusted certificate", tls.VersionTLS12, true, Alert{Code: 48, Name: "unknown_ca", RefusedCert: true, Principal: dn}},
+		{"TLS 1.2 with an untrusted certificate", tls.VersionTLS12, true, Alert{Code: 48, Name: "unknown_ca", RefusedCert: true, DN: dn}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec, err := traffic.RecordRefusedClientCert(tc.version, tc.withCert, request)

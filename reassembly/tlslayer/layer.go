@@ -31,11 +31,11 @@ type Alert struct {
 	Name         string // RFC 8446's name, e.g. "certificate_required"
 	// RefusedCert: the server refused the client's certificate, or its lack
 	// of one: it asked for one and sent the alert before serving anything.
-	// Principal is whom the refused certificate names ("User:" and its
-	// subject DN), "" when the client sent none or it could not be read
+	// DN is the refused certificate's subject in RFC 2253 form (text from
+	// the wire), "" when the client sent none or it could not be read
 	// (NoCert says which).
 	RefusedCert bool
-	Principal   string
+	DN          string
 	NoCert      bool
 }
 
@@ -47,7 +47,7 @@ func (a *Alert) Certificate() string {
 		return ""
 	case a.NoCert:
 		return "none"
-	case a.Principal == "":
+	case a.DN == "":
 		return "unreadable"
 	}
 	return "sent"
@@ -320,7 +320,7 @@ func (l *layer) alert(o tlsdec.Output) {
 			a.NoCert = true
 		case len(in.ClientCertDER) > 0:
 			if dn, err := tlsdec.SubjectDN(in.ClientCertDER[0]); err == nil {
-				a.Principal = "User:" + dn
+				a.DN = dn
 			}
 		}
 	}

@@ -170,14 +170,20 @@ func FuzzConn(f *testing.F) {
 	f.Fuzz(func(t *testing.T, client, server []byte, chunk uint16) {
 		c := NewConn(kl)
 		n := int(chunk%2000) + 1
-		var out func(Output)
+		var r *fuzzReader
 		if chunk&0x8000 != 0 {
 			// Decrypting selectively: plans that change with every question.
-			r := &fuzzReader{n: int64(chunk)}
+			r = &fuzzReader{n: int64(chunk)}
 			c.SetReader(r)
-			out = func(o Output) {
-				if o.Kind == KindSkip && (o.Len <= 0 || int64(o.Len) > r.skip) {
-					t.Fatalf("skipped %d bytes, %d skippable", o.Len, r.skip)
+		}
+		sessions := 0
+		out := func(o Output) {
+			if o.Kind == KindSkip && r != nil && (o.Len <= 0 || int64(o.Len) > r.skip) {
+				t.Fatalf("skipped %d bytes, %d skippable", o.Len, r.skip)
+			}
+			if o.Kind == KindSession {
+				if sessions++; sessions > 1 {
+					t.Fatal("the session was reported twice")
 				}
 			}
 		}
@@ -191,6 +197,10 @@ func FuzzConn(f *testing.F) {
 			}
 		}
 		_ = c.Info()
+		c.End(out)
+		if sessions != 1 {
+			t.Fatalf("the session was reported %d times", sessions)
+		}
 	})
 }
 
