@@ -86,6 +86,7 @@ type Stats struct {
 	UnknownLink      int64 // link type not decoded
 	Malformed        int64 // inconsistent header fields
 	Truncated        int64 // snaplen cut the headers or the TCP payload
+	Snapped          int64 // of those, packets of followed connections with TCP payload cut
 	Ignored          int64 // TCP not on a Kafka port, after the connection ended, or bare ACK/FIN/RST of no known connection
 	Connections      int64 // Kafka connections followed
 	Frames           int64
@@ -104,6 +105,7 @@ func (s *Stats) Add(o Stats) {
 	s.UnknownLink += o.UnknownLink
 	s.Malformed += o.Malformed
 	s.Truncated += o.Truncated
+	s.Snapped += o.Snapped
 	s.Ignored += o.Ignored
 	s.Connections += o.Connections
 	s.Frames += o.Frames
@@ -277,6 +279,9 @@ func (p *Pipeline) Packet(data []byte, ci gopacket.CaptureInfo, link layers.Link
 	if c.ended {
 		p.stats.Ignored++
 		return
+	}
+	if len(s.payload) < s.claimed {
+		p.stats.Snapped++
 	}
 	c.lastSeen = p.now.UnixNano()
 	p.active.touch(c)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/netip"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 func TestInOrderManyFramesPerSegmentAndOneByteSegments(t *testing.T) {
@@ -161,6 +163,15 @@ func TestSnaplenTruncatedPayloadIsAGap(t *testing.T) {
 		"frame c1> off=115 size=18 pk=[5]",
 		endC1,
 	)
+	// The packet is counted, as cut in a connection followed, so that the
+	// run can say why its bytes are missing; one of another port is not.
+	w := testkit.NewCapture(t0).NewConn(netip.MustParseAddrPort("10.0.0.1:40001"), netip.MustParseAddrPort("10.0.0.2:8080"), 1, 2)
+	w.Handshake()
+	w.Raw(true, w.CSeq, "A", a, 50)
+	_, p := runWith(t, testConfig(), append(v.Cap.Packets, w.Cap.Packets...), nil, false)
+	if st := p.Stats(); st.Snapped != 1 || st.Truncated != 2 {
+		t.Errorf("snapped %d, truncated %d; want 1 and 2", st.Snapped, st.Truncated)
+	}
 }
 
 func TestKeepSkipsUninterestingBodies(t *testing.T) {

@@ -392,3 +392,42 @@ func TestCaptureStartedMidConnection(t *testing.T) {
 		t.Errorf("damage after the first boundary: exit %d, want 2", code)
 	}
 }
+
+// A capture taken with a small snap length (tcpdump -s 120) loses the end
+// of every longer packet: the run says why its gaps are there.
+func TestCaptureCutBySnapLength(t *testing.T) {
+	f, err := os.Open("../../testdata/pcaps/kadm-acls.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w := pcapgo.NewWriter(&buf)
+	w.WriteFileHeader(120, r.LinkType())
+	cut := 0
+	for {
+		data, ci, err := r.ReadPacketData()
+		if err != nil {
+			break
+		}
+		if len(data) > 120 {
+			data, ci.CaptureLength = data[:120], 120
+			cut++
+		}
+		w.WritePacket(ci, data)
+	}
+	p := filepath.Join(t.TempDir(), "snap120.pcap")
+	os.WriteFile(p, buf.Bytes(), 0o644)
+	_, stderr, _ := runCLI(t, "", "--summary", p)
+	want := fmt.Sprintf("kdissect: %d packets of Kafka connections cut short by the capture's snap length: the bytes cut are gaps (capture with tcpdump -s 0 to keep them)\n", cut)
+	if cut == 0 || !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q\nwant %q", stderr, want)
+	}
+	if _, stderr, _ := runCLI(t, "", "--summary", "../../testdata/pcaps/kadm-acls.pcap"); strings.Contains(stderr, "snap length") {
+		t.Errorf("a whole capture: %q", stderr)
+	}
+}

@@ -200,6 +200,9 @@ func (r *Run) Read(ctx context.Context, l Listener) (Result, error) {
 	if res.Stats.UnknownLink > 0 {
 		r.warn("skipped %s of a link type kdissect does not decode", plural(res.Stats.UnknownLink, "packet"))
 	}
+	if n := res.Stats.Snapped; n > 0 {
+		r.warn("%s of Kafka connections cut short by the capture's snap length: the bytes cut are gaps (capture with tcpdump -s 0 to keep them)", plural(n, "packet"))
+	}
 	return res, err
 }
 
