@@ -447,6 +447,11 @@ func appendNames(b []byte, arr *Node, name func(*Node) string) []byte {
 		b = appendClipped(b, s)
 		shown++
 	})
+	return appendMore(b, arr, shown)
+}
+
+// appendMore writes how many elements of arr were not shown: " +2 more".
+func appendMore(b []byte, arr *Node, shown int) []byte {
 	if arr != nil && arr.HasValue() && arr.Int > int64(shown) && shown > 0 {
 		b = append(b, " +"...)
 		b = strconv.AppendInt(b, arr.Int-int64(shown), 10)

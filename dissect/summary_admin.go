@@ -190,12 +190,7 @@ func appendEachOf(b []byte, head int, arr *Node, between string, each func([]byt
 		b = each(b, e)
 		shown++
 	})
-	if arr.Int > int64(shown) && shown > 0 {
-		b = append(b, " +"...)
-		b = strconv.AppendInt(b, arr.Int-int64(shown), 10)
-		b = append(b, " more"...)
-	}
-	return b
+	return appendMore(b, arr, shown)
 }
 
 // appendResource writes a config resource: "TOPIC orders".

@@ -396,32 +396,14 @@ func TestCaptureStartedMidConnection(t *testing.T) {
 // A capture taken with a small snap length (tcpdump -s 120) loses the end
 // of every longer packet: the run says why its gaps are there.
 func TestCaptureCutBySnapLength(t *testing.T) {
-	f, err := os.Open("../../testdata/pcaps/kadm-acls.pcap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	w := pcapgo.NewWriter(&buf)
-	w.WriteFileHeader(120, r.LinkType())
 	cut := 0
-	for {
-		data, ci, err := r.ReadPacketData()
-		if err != nil {
-			break
-		}
+	p := rewritePcap(t, "../../testdata/pcaps/kadm-acls.pcap", func(_ int, data []byte) []byte {
 		if len(data) > 120 {
-			data, ci.CaptureLength = data[:120], 120
 			cut++
+			return data[:120]
 		}
-		w.WritePacket(ci, data)
-	}
-	p := filepath.Join(t.TempDir(), "snap120.pcap")
-	os.WriteFile(p, buf.Bytes(), 0o644)
+		return data
+	})
 	_, stderr, _ := runCLI(t, "", "--summary", p)
 	want := fmt.Sprintf("kdissect: %d packets of Kafka connections cut short by the capture's snap length: the bytes cut are gaps (capture with tcpdump -s 0 to keep them)\n", cut)
 	if cut == 0 || !strings.Contains(stderr, want) {
