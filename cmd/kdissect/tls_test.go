@@ -579,7 +579,7 @@ func TestTLSRefusedHandshake(t *testing.T) {
 		}
 	}
 	// The connection counted is at the port --detect found, not at the --port.
-	hint := "kdissect: no Kafka frames in the 1 TCP connection on port 9092 or at 192.0.2.1:9093 (found by --detect): the server refused its TLS handshake\n"
+	hint := "kdissect: no Kafka frames in the 1 TCP connection on port 9092 or at 192.0.2.1:9093 (found by --detect): its TLS handshake was refused\n"
 	if code != exitOK || stderr != hint {
 		t.Errorf("exit %d, stderr %q; want 0, %q", code, stderr, hint)
 	}
@@ -674,7 +674,7 @@ func TestTLSRefusedClientCert(t *testing.T) {
 			if !strings.HasSuffix(line, tail) {
 				t.Errorf("text:\n%s\nwant a line of %q ending %q", out, want, tail)
 			}
-			hint := "kdissect: no Kafka frames in the 1 TCP connection on port 9093: the server refused its TLS handshake\n"
+			hint := "kdissect: no Kafka frames in the 1 TCP connection on port 9093: its TLS handshake was refused\n"
 			if tls13 {
 				hint = ""
 				if by := "ApiVersions v3 request corr=1: client kgo 1.0 by " + tc.who + " (failed)\n"; !strings.Contains(out, by) {

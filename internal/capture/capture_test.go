@@ -190,9 +190,9 @@ func TestNoKafkaCountsRefusedHandshakes(t *testing.T) {
 		conns, refused int64
 		want           string
 	}{
-		{1, 1, "no Kafka frames in the 1 TCP connection on port 9093: the server refused its TLS handshake"},
-		{3, 3, "no Kafka frames in the 3 TCP connections on port 9093: the server refused their TLS handshakes"},
-		{3, 2, "no Kafka frames in the 3 TCP connections on port 9093: the server refused the TLS handshake of 2; the others encrypted (TLS), or not Kafka?"},
+		{1, 1, "no Kafka frames in the 1 TCP connection on port 9093: its TLS handshake was refused"},
+		{3, 3, "no Kafka frames in the 3 TCP connections on port 9093: their TLS handshakes were refused"},
+		{3, 2, "no Kafka frames in the 3 TCP connections on port 9093: 2 of them had their TLS handshake refused; the others encrypted (TLS), or not Kafka?"},
 		{3, 0, "no Kafka frames in the 3 TCP connections on port 9093: encrypted (TLS), or not Kafka?"},
 	} {
 		res := Result{Stats: reassembly.Stats{Connections: c.conns}, refused: c.refused}

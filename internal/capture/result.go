@@ -20,7 +20,7 @@ type Result struct {
 	other     map[uint16]int64        // connections on other ports, by server port
 	more      bool                    // more than the pipelines told apart
 	detected  map[netip.AddrPort]bool // servers found by --detect
-	refused   int64                   // TLS handshakes the server refused
+	refused   int64                   // connections whose TLS handshake a peer refused
 }
 
 func (t *Result) add(p *reassembly.Pipeline) {
@@ -66,11 +66,11 @@ func (t *Result) NoKafka(portFlag string) string {
 		conns := plural(st.Connections, "TCP connection")
 		switch {
 		case t.refused >= st.Connections && st.Connections == 1:
-			return fmt.Sprintf("no Kafka frames in the %s on %s: the server refused its TLS handshake", conns, on)
+			return fmt.Sprintf("no Kafka frames in the %s on %s: its TLS handshake was refused", conns, on)
 		case t.refused >= st.Connections:
-			return fmt.Sprintf("no Kafka frames in the %s on %s: the server refused their TLS handshakes", conns, on)
+			return fmt.Sprintf("no Kafka frames in the %s on %s: their TLS handshakes were refused", conns, on)
 		case t.refused > 0:
-			return fmt.Sprintf("no Kafka frames in the %s on %s: the server refused the TLS handshake of %d; the others encrypted (TLS), or not Kafka?", conns, on, t.refused)
+			return fmt.Sprintf("no Kafka frames in the %s on %s: %d of them had their TLS handshake refused; the others encrypted (TLS), or not Kafka?", conns, on, t.refused)
 		}
 		return fmt.Sprintf("no Kafka frames in the %s on %s: encrypted (TLS), or not Kafka?", conns, on)
 	}
