@@ -232,10 +232,17 @@ type Conn struct {
 	// bytes the capture lost; refusalRecs the records seen up to it.
 	refusal     string
 	refusalRecs int
-	// held: the session of a TLS 1.2 handshake without keys waits to be reported until its first
-	// application data record, or the end: a refusal in the clear may come first (refusal).
+	// held: the session of a handshake without keys waits to be reported until the first record
+	// that may carry application data, or the end: a refusal in the clear may come first
+	// (refusal). In TLS 1.2 that is any application data record; in TLS 1.3, where the server's
+	// handshake is one too, the client's first (a server never speaks first: no request, no data).
 	held    bool
-	appRecs int // application data records seen, decrypted or not
+	appRecs [2]int // application data records seen, decrypted or not, from the client and the server
+}
+
+// unopened reports whether no record that may carry application data was seen (see held).
+func (c *Conn) unopened() bool {
+	return c.appRecs[0] == 0 && (c.tls13() || c.appRecs[1] == 0)
 }
 
 // A Reader says which application data of a direction its consumer will read, so that a Conn
@@ -383,7 +390,7 @@ func (c *Conn) End(out func(Output)) {
 	}
 	if c.held {
 		c.held = false
-		if c.refusal != "" && c.appRecs == 0 {
+		if c.refusal != "" {
 			c.info.Refused, c.info.Reason = true, c.refusal
 		}
 		out(Output{Kind: KindSession})
@@ -479,8 +486,12 @@ func (c *Conn) consume(d *direction, data []byte, out func(Output)) {
 			}
 			c.info.Records++
 			if d.hdr[0] == typeAppData {
-				c.appRecs++
-				if c.held {
+				if d.client {
+					c.appRecs[0]++
+				} else {
+					c.appRecs[1]++
+				}
+				if c.held && !c.unopened() {
 					c.held = false
 					out(Output{Kind: KindSession})
 				}
@@ -627,7 +638,7 @@ func (c *Conn) record(d *direction, in []byte, own bool, out func(Output)) {
 	case typeHandshake:
 		c.handshakeBytes(d, body, out)
 	case typeAlert:
-		if len(body) >= 2 && body[0] == alertFatal && c.refusal == "" && (c.sh == nil || c.held && c.appRecs == 0) {
+		if len(body) >= 2 && body[0] == alertFatal && c.refusal == "" && (c.sh == nil || c.held) {
 			who, what := "server", "the handshake"
 			if d.client {
 				who = "client"
@@ -1022,12 +1033,18 @@ func (c *Conn) missing(reason string, out func(Output)) {
 	c.ks = keysMissing
 	c.info.Decrypted = false
 	c.info.Reason = reason
-	if c.sh != nil && !c.tls13() && c.appRecs == 0 {
-		c.held = true // TLS 1.2 shows a refusal in the clear: wait for it, or for data
-	} else {
-		out(Output{Kind: KindSession})
-	}
+	c.reportUndecrypted(out)
 	c.drain(out)
+}
+
+// reportUndecrypted reports the session of a connection that is not decrypted, or holds it
+// while a refusal in the clear may still come (held).
+func (c *Conn) reportUndecrypted(out func(Output)) {
+	if c.sh != nil && c.unopened() {
+		c.held = true
+		return
+	}
+	out(Output{Kind: KindSession})
 }
 
 // trySetup derives the record keys once both hellos are known.
@@ -1076,7 +1093,7 @@ func (c *Conn) trySetup(out func(Output)) {
 		if len(lacks) > 0 {
 			c.ks = keysReady
 			c.info.Reason = "the key log lacks " + strings.Join(lacks, " and ") + " for client random " + c.shortRandom()
-			out(Output{Kind: KindSession})
+			c.reportUndecrypted(out) // a client that refused the server logs no secrets of its own
 			return
 		}
 	case versionTLS12:

@@ -74,3 +74,59 @@ func TestRefusalAfterServerHello(t *testing.T) {
 		t.Errorf("TLS 1.3 without keys: sessions %d, alerts %+v, info %+v", col.sessions, col.alerts, info)
 	}
 }
+
+// A TLS 1.3 client that rejects the server's certificate may send its
+// alert before it encrypts anything (OpenSSL does): the client never sent
+// a record that may carry data, so the session was refused, with or
+// without the server's secrets, which are all such a client logs.
+func TestTLS13ClientRefusalInTheClear(t *testing.T) {
+	rec, err := traffic.RecordRefusedClientCert(tls.VersionTLS13, false, []byte("req"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serverOnly []string
+	for _, l := range strings.Split(string(rec.KeyLog), "\n") {
+		if strings.HasPrefix(l, "SERVER_HANDSHAKE_TRAFFIC_SECRET ") {
+			serverOnly = append(serverOnly, l)
+		}
+	}
+	partial, _ := ParseKeyLog(strings.NewReader(strings.Join(serverOnly, "\n") + "\n"))
+	alert := []byte{typeAlert, 3, 3, 0, 2, alertFatal, 48}
+	for _, tc := range []struct {
+		name   string
+		keys   *KeyLog
+		client []byte // what the client sends after the server's flight
+		want   string // the reason; refused unless it is ""
+	}{
+		{"no keys, alert", nil, alert, "the client refused the handshake: fatal alert unknown_ca (48)"},
+		{"server secrets only, alert", partial, alert, "the client refused the handshake: fatal alert unknown_ca (48)"},
+		{"no keys, the client's flight", nil, nil, ""},
+	} {
+		c := NewConn(tc.keys)
+		var col collector
+		client := tc.client
+		for i, ch := range rec.Chunks {
+			switch {
+			case i == 0 || !ch.FromClient:
+				c.Feed(ch.FromClient, ch.Data, col.out)
+			case tc.client == nil:
+				client = append(client, ch.Data...)
+			}
+		}
+		c.Feed(true, client, col.out)
+		if tc.want == "" && col.sessions != 1 {
+			t.Errorf("%s: the session waits after the client's encrypted flight", tc.name)
+		}
+		c.End(col.out)
+		info := c.Info()
+		if tc.want == "" {
+			if info.Refused || !strings.HasPrefix(info.Reason, "no key for client random") {
+				t.Errorf("%s: info %+v", tc.name, info)
+			}
+			continue
+		}
+		if col.sessions != 1 || !info.Refused || info.Reason != tc.want || info.Decrypted {
+			t.Errorf("%s: sessions %d, info %+v; want refused, %q", tc.name, col.sessions, info, tc.want)
+		}
+	}
+}
