@@ -22,6 +22,13 @@ type Layer interface {
 	End(reason string, ts time.Time, out LayerOutput)
 }
 
+// Prover is a Layer that may have accepted a connection on weaker evidence
+// than its protocol's opening: on a port DetectPorts is still probing, such
+// a Layer is not used unless Proven.
+type Prover interface {
+	Proven() bool
+}
+
 // LayerOutput receives what a Layer makes of its input.
 type LayerOutput interface {
 	// Data is the next piece of a direction's output stream, at output
@@ -339,6 +346,9 @@ func (p *Pipeline) holdLayer(c *conn) *connLayer {
 func (p *Pipeline) newLayer(c *conn, first []byte, ts time.Time) Layer {
 	f := Flow{Conn: c.key, ConnID: c.key.ID, FromClient: true, Src: c.key.Client, Dst: c.key.Server}
 	l := p.cfg.NewLayer(f, first)
+	if pr, ok := l.(Prover); ok && !c.decided && !pr.Proven() {
+		l = nil // a connection still probed must prove what it is
+	}
 	if l == nil {
 		c.layered = false
 		return nil

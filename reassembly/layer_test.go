@@ -183,6 +183,32 @@ func TestLayerDetectsPorts(t *testing.T) {
 	)
 }
 
+// unproven is a recLayer whose evidence is weak (Prover).
+type unproven struct{ recLayer }
+
+func (*unproven) Proven() bool { return false }
+
+// A Layer that is not Proven serves a connection on a given port, but does
+// not make a probed port followed.
+func TestLayerMustProveItselfOnProbedPorts(t *testing.T) {
+	other := netip.MustParseAddrPort("10.0.0.2:7000")
+	v := newConv(cli, other, 1000, 5000)
+	v.Handshake()
+	v.Send(true, record(kreq(30, 3, 7, "adm", 20)))
+	w := opened()
+	w.Send(true, record(kreq(30, 3, 8, "adm", 20)))
+	cfg := testConfig()
+	cfg.DetectPorts = true
+	cfg.NewLayer = func(Flow, []byte) Layer { return new(unproven) }
+	r, _ := runWith(t, cfg, append(v.Cap.Packets, w.Cap.Packets...), nil, false)
+	wantLines(t, r,
+		"layer c2> 10.0.0.1:40000>10.0.0.2:9092 first at 0",
+		"frame c2> off=0 size=37 pk=[108]",
+		"layer c2> 10.0.0.1:40000>10.0.0.2:9092 end: end of capture",
+		endLine(2, cli, srv, false),
+	)
+}
+
 func TestLayerHoldIsCapped(t *testing.T) {
 	v := opened()
 	req := kreq(30, 3, 7, "adm", 20)

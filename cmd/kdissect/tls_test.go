@@ -784,6 +784,36 @@ func TestTLSRefusedClientCert(t *testing.T) {
 	}
 }
 
+// A capture begun after a TLS connection's handshake holds only its
+// records: no key log can open them, and the audit says so instead of
+// reporting the other connections' changes as all there were. (Framed as
+// Kafka, the ciphertext was leading junk, which is no blind spot.)
+func TestTLSCaptureBegunMidConnection(t *testing.T) {
+	// Packets 1-14 are the first connection's SYN and handshake.
+	pcap := rewritePcap(t, shippedTLS+".pcap", func(i int, data []byte) []byte {
+		if i <= 14 {
+			return nil
+		}
+		return data
+	})
+	why := "the capture began mid-connection: the handshake was not captured"
+	out, _, code := runCLI(t, "", "audit", "--format", "json", "--tls-keylog", shippedTLS+".keylog", pcap)
+	rows, blind := splitAudit(t, out)
+	if code != exitIncomplete || len(blind) != 1 || blind[0]["reason"] != "tls_no_keys" || blind[0]["why"] != why ||
+		blind[0]["client"] != "127.0.0.1:50100" {
+		t.Errorf("exit %d, blind spots %v", code, blind)
+	}
+	whole, _, _ := runCLI(t, "", "audit", "--format", "json", "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
+	if all, _ := splitAudit(t, whole); len(rows) == 0 || len(rows) >= len(all) {
+		t.Errorf("%d rows, %d in the whole capture", len(rows), len(all))
+	}
+	sameBlind(t, blind, expectedBlind(t, pcap, "--port", "9092", "--tls-keylog", shippedTLS+".keylog"))
+	text, _, code := runCLI(t, "", "--summary", pcap)
+	if code != exitOK || !strings.Contains(text, " 127.0.0.1:50100 → 127.0.0.1:9092 TLS: not decrypted, "+why+"\n") || strings.Contains(text, "unparseable") {
+		t.Errorf("exit %d, text:\n%s", code, text)
+	}
+}
+
 // A port found by the Kafka requests its clients send is Kafka; one found
 // by a ClientHello (TestTLSRefusedHandshake) is TLS.
 func TestPortDetectedSaysHowItWasFound(t *testing.T) {

@@ -88,10 +88,11 @@ type Problem struct {
 func NewFactory(keys *tlsdec.KeyLog) func(reassembly.Flow, []byte) reassembly.Layer {
 	sh := tlsdec.NewShared()
 	return func(_ reassembly.Flow, first []byte) reassembly.Layer {
-		if !tlsdec.LooksLikeTLS(first) {
+		hello := tlsdec.LooksLikeTLS(first)
+		if !hello && !tlsdec.LooksLikeRecord(first) {
 			return nil
 		}
-		l := new(layer)
+		l := &layer{hello: hello, midstream: tlsdec.LooksLikeMidstream(first)}
 		l.c = tlsdec.NewConnWith(keys, sh, l)
 		if !decryptAll {
 			l.c.SetReader(l)
@@ -99,6 +100,10 @@ func NewFactory(keys *tlsdec.KeyLog) func(reassembly.Flow, []byte) reassembly.La
 		return l
 	}
 }
+
+// Proven is reassembly.Prover's: only a ClientHello shows that a connection on a port not given
+// is TLS; records alone may be any TLS service's, picked up midway.
+func (l *layer) Proven() bool { return l.hello }
 
 // decryptAll turns selective decryption off: every record is opened whole,
 // which the tests compare against.
@@ -151,7 +156,10 @@ type layer struct {
 	loc      *time.Location         // of the capture's times, to rebuild them from nanoseconds
 	certSent bool
 	fatal    bool // a fatal alert was reported: only the first is
-	emitFn   func(tlsdec.Output)
+	// hello: the client began with a ClientHello; midstream: with a record that comes after a
+	// handshake, which the capture did not hold.
+	hello, midstream bool
+	emitFn           func(tlsdec.Output)
 }
 
 // at is the call under way's time.
@@ -230,6 +238,10 @@ func (l *layer) Feed(fromClient bool, off int64, data []byte, pkt int, ts time.T
 	d := l.dir(fromClient)
 	d.fed(mark{off, pkt, ts.UnixNano()}, l.c.Held(fromClient) > 0)
 	l.enter(out, ts)
+	if l.midstream {
+		l.midstream = false
+		l.c.Midstream(l.emit())
+	}
 	l.c.Feed(fromClient, data, l.emit())
 	d.settle(off+int64(len(data)), l.c.Held(fromClient))
 	l.checkCert(ts)

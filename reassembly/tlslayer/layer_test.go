@@ -7,14 +7,32 @@ import (
 	"github.com/kdissect/kdissect/reassembly"
 )
 
-func TestFactoryTakesOnlyClientHellos(t *testing.T) {
+// A connection is TLS when its client begins with a ClientHello, proven so
+// on any port; or with another TLS record (no Kafka frame begins so): a
+// capture begun after the handshake, or a client that gave up with an
+// alert, which prove nothing on a port not given.
+func TestFactoryTakesTLSRecords(t *testing.T) {
 	nl := NewFactory(nil)
 	hello := []byte{22, 3, 1, 0, 200, 1, 0, 0, 196, 3, 3, 0, 0, 0, 0, 0}
-	if nl(reassembly.Flow{}, hello) == nil {
-		t.Error("a ClientHello record gets no layer")
+	for _, tc := range []struct {
+		name              string
+		first             []byte
+		proven, midstream bool
+	}{
+		{"a ClientHello", hello, true, false},
+		{"a ClientHello cut short", hello[:10], false, false},
+		{"application data", []byte{23, 3, 3, 0x40, 0x11, 0xde, 0xad}, false, true},
+		{"a handshake record that is no ClientHello", []byte{22, 3, 3, 0, 40, 0x14, 0, 0, 36}, false, true},
+		{"an alert in the clear", []byte{21, 3, 1, 0, 2, 2, 80}, false, false},
+		{"an encrypted alert", []byte{21, 3, 3, 0, 26, 0x9a}, false, true},
+	} {
+		l, _ := nl(reassembly.Flow{}, tc.first).(*layer)
+		if l == nil || l.Proven() != tc.proven || l.midstream != tc.midstream {
+			t.Errorf("%s: layer %v; want proven %v, midstream %v", tc.name, l, tc.proven, tc.midstream)
+		}
 	}
 	kafka := []byte{0, 0, 0, 20, 0, 18, 0, 3, 0, 0, 0, 1, 0, 4, 'k', 'a'}
-	for _, first := range [][]byte{kafka, nil, hello[:10]} {
+	for _, first := range [][]byte{kafka, nil, hello[:4], {23, 3, 3, 0, 0}, {23, 3, 3, 0x48, 0x01}} {
 		if nl(reassembly.Flow{}, first) != nil {
 			t.Errorf("% x gets a layer", first)
 		}

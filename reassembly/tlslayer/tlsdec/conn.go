@@ -46,6 +46,40 @@ func LooksLikeTLS(b []byte) bool {
 		b[5] == 1 && b[9] == 3 && b[10] <= 4
 }
 
+// LooksLikeRecord reports whether the first bytes of a direction are a TLS record header: a
+// connection the capture picked up after its handshake. No Kafka frame starts so: its size
+// would be over 335 MB.
+func LooksLikeRecord(b []byte) bool {
+	if len(b) < recordHeaderLen {
+		return false
+	}
+	n := int(b[3])<<8 | int(b[4])
+	return b[0] >= typeCCS && b[0] <= typeAppData && b[1] == 3 && b[2] <= 4 && n > 0 && n <= MaxRecordLen
+}
+
+// LooksLikeMidstream reports whether the first bytes of a direction are a record that comes only
+// after a handshake: application data, a handshake record that is no ClientHello, or an alert
+// too long to be one in the clear. A client may well send an alert first: it gave up.
+func LooksLikeMidstream(b []byte) bool {
+	if !LooksLikeRecord(b) || LooksLikeTLS(b) {
+		return false
+	}
+	n := int(b[3])<<8 | int(b[4])
+	return b[0] == typeAppData || b[0] == typeHandshake && len(b) > recordHeaderLen && b[5] != 1 || b[0] == typeAlert && n != 2
+}
+
+// Midstream tells the Conn that the capture began after the handshake: no hello will come, every
+// record is encrypted, and none can be decrypted.
+func (c *Conn) Midstream(out func(Output)) {
+	if out == nil {
+		out = func(Output) {}
+	}
+	c.missing("the capture began mid-connection: the handshake was not captured", out)
+	for i := range c.dirs {
+		c.dirs[i].ccs = true
+	}
+}
+
 // Kind says what an Output carries.
 type Kind uint8
 
@@ -380,11 +414,11 @@ func (c *Conn) End(out func(Output)) {
 		out = func(Output) {}
 	}
 	switch {
-	case c.ch == nil:
-		c.missing("the ClientHello was not captured", out)
 	case c.sh == nil && c.refusal != "":
 		c.info.Refused = c.info.Records == c.refusalRecs && len(c.dirs[0].queue) == 0 && len(c.dirs[1].queue) == 0
 		c.missing(c.refusal, out)
+	case c.ch == nil:
+		c.missing("the ClientHello was not captured", out)
 	case c.sh == nil:
 		c.missing("the ServerHello was not captured", out)
 	}
@@ -638,7 +672,10 @@ func (c *Conn) record(d *direction, in []byte, own bool, out func(Output)) {
 	case typeHandshake:
 		c.handshakeBytes(d, body, out)
 	case typeAlert:
-		if len(body) >= 2 && body[0] == alertFatal && c.refusal == "" && (c.sh == nil || c.held) {
+		if len(body) != 2 {
+			break // an alert is two bytes: these are not one read in the clear
+		}
+		if body[0] == alertFatal && c.refusal == "" && (c.sh == nil || c.held) {
 			who, what := "server", "the handshake"
 			if d.client {
 				who = "client"
@@ -648,10 +685,8 @@ func (c *Conn) record(d *direction, in []byte, own bool, out func(Output)) {
 			c.refusal = fmt.Sprintf("the %s refused %s: fatal alert %s (%d)", who, what, AlertName(body[1]), body[1])
 			c.refusalRecs = c.info.Records
 		}
-		if len(body) >= 2 {
-			out(Output{Kind: KindAlert, FromClient: d.client, Pos: d.recPos, RecordLen: recordHeaderLen + len(in),
-				AlertLevel: body[0], AlertDesc: body[1]})
-		}
+		out(Output{Kind: KindAlert, FromClient: d.client, Pos: d.recPos, RecordLen: recordHeaderLen + len(in),
+			AlertLevel: body[0], AlertDesc: body[1]})
 	case typeCCS:
 		if !c.tls13() && !encrypted {
 			d.ccs = true
