@@ -197,6 +197,9 @@ func (r *Run) Read(ctx context.Context, l Listener) (Result, error) {
 	}
 	res.Malformed = s.malformed
 	res.refused = s.refused
+	if err != nil {
+		return res, err // the error is the one sentence a failed run says
+	}
 	if res.Stats.UnknownLink > 0 {
 		r.warn("skipped %s of a link type kdissect does not decode", plural(res.Stats.UnknownLink, "packet"))
 	}
