@@ -163,9 +163,10 @@ type Info struct {
 	Decrypted bool // keys were found and no record failed authentication
 	Resumed   bool // TLS 1.2 abbreviated handshake or TLS 1.3 PSK
 	// Refused: a peer ended the handshake with a fatal alert, and nothing that could carry data
-	// came after it: the alert came before any ServerHello and no record followed, or, in a TLS 1.2
-	// handshake without keys, in the clear before any application data record, and none followed.
-	// The connection carried nothing to decrypt (Reason names the alert).
+	// came after it: the alert came before any ServerHello and no record followed, or, in a
+	// handshake not decrypted, in the clear before any record that may carry application data (in
+	// TLS 1.3 the client's first encrypted one), and none followed. The connection carried nothing
+	// to decrypt (Reason names the alert).
 	Refused    bool
 	HelloRetry bool
 	// CertRequested: the server asked for a client certificate (a CertificateRequest was read).
@@ -261,9 +262,9 @@ type Conn struct {
 	okRecs  int
 	info    Info
 	reader  Reader
-	// refusal is why the handshake ended before a ServerHello, or before any application data in a
-	// TLS 1.2 handshake without keys: a fatal alert in the clear, which is the peer's answer, not
-	// bytes the capture lost; refusalRecs the records seen up to it.
+	// refusal is why the handshake ended before a ServerHello, or, not decrypted, before any record
+	// that may carry application data (held): a fatal alert in the clear, which is the peer's
+	// answer, not bytes the capture lost; refusalRecs the records seen up to it.
 	refusal     string
 	refusalRecs int
 	// held: the session of a handshake without keys waits to be reported until the first record
