@@ -27,6 +27,15 @@ const (
 	KindEvent
 )
 
+// AlertPrincipal is whom a client certificate a TLS alert refused names,
+// "" when the client sent none that could be read.
+func AlertPrincipal(a *tlslayer.Alert) string {
+	if a.Offered != "sent" {
+		return ""
+	}
+	return dissect.TLSPrincipal(a.DN)
+}
+
 // TLS is a decrypted connection's TLS session.
 type TLS struct {
 	Version, Cipher, SNI string

@@ -106,7 +106,7 @@ func (s *session) event(e reassembly.Event) {
 			}
 			s.pass(e)
 		case *tlslayer.Alert:
-			if v.RefusedCert {
+			if v.RefusedCert() {
 				s.refuse(e.ConnID)
 				s.lib.SetTLSRefused(e.ConnID)
 			}

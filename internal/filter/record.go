@@ -495,15 +495,15 @@ func eventValues(r *capture.Record, id fieldID, dst []Value) []Value {
 			case fCode:
 				return append(dst, Int(int64(v.Code), ""))
 			case fRefusedCert:
-				return append(dst, Bool(v.RefusedCert))
+				return append(dst, Bool(v.RefusedCert()))
 			case fPrincipal:
-				if v.DN != "" {
-					return name(dissect.TLSPrincipal(v.DN))
+				if p := capture.AlertPrincipal(v); p != "" {
+					return name(p)
 				}
 				return dst
 			case fCertificate:
-				if c := v.Certificate(); c != "" {
-					return name(c)
+				if v.Offered != "" {
+					return name(v.Offered)
 				}
 				return dst
 			}

@@ -224,18 +224,18 @@ func appendLayerJSON(b []byte, r *capture.Record, e *reassembly.LayerEvent) []by
 		b = append(b, `,"code":`...)
 		b = strconv.AppendInt(b, int64(v.Code), 10)
 		b = append(b, `,"refused_certificate":`...)
-		b = strconv.AppendBool(b, v.RefusedCert)
+		b = strconv.AppendBool(b, v.RefusedCert())
 		b = append(b, `,"principal":`...)
-		if v.DN == "" {
+		if p := capture.AlertPrincipal(v); p == "" {
 			b = append(b, "null"...)
 		} else {
-			b = dissect.AppendJSONString(b, dissect.TLSPrincipal(v.DN))
+			b = dissect.AppendJSONString(b, p)
 		}
 		b = append(b, `,"certificate":`...)
-		if c := v.Certificate(); c == "" {
+		if v.Offered == "" {
 			b = append(b, "null"...)
 		} else {
-			b = append(b, `"`+c+`"`...)
+			b = append(b, `"`+v.Offered+`"`...)
 		}
 	case *tlslayer.Problem:
 		b = append(b, `tls_problem"`...)

@@ -268,17 +268,14 @@ func appendLayerText(b []byte, e *reassembly.LayerEvent) []byte {
 		b = strconv.AppendInt(b, int64(v.Code), 10)
 		b = append(b, ") from the "...)
 		b = append(b, sender(e.FromClient)...)
-		if v.RefusedCert {
-			b = append(b, ": it refused "...)
-			switch v.Certificate() {
-			case "none":
-				b = append(b, "a client without a certificate"...)
-			case "unreadable":
-				b = append(b, "an unreadable client certificate"...)
-			default:
-				b = append(b, "the client certificate of "...)
-				b = append(b, dissect.Escape(dissect.TLSPrincipal(v.DN))...)
-			}
+		switch v.Offered {
+		case "none":
+			b = append(b, ": it refused a client without a certificate"...)
+		case "unreadable":
+			b = append(b, ": it refused an unreadable client certificate"...)
+		case "sent":
+			b = append(b, ": it refused the client certificate of "...)
+			b = append(b, dissect.Escape(capture.AlertPrincipal(v))...)
 		}
 	case *tlslayer.Problem:
 		b = appendFlowAt(b, e.Flow, v.StreamOffset)

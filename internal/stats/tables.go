@@ -251,12 +251,8 @@ func (s *principals) record(r *capture.Record) {
 	switch r.Kind {
 	case capture.KindEvent:
 		if le, ok := r.Event.(*reassembly.LayerEvent); ok {
-			if a, ok := le.Value.(*tlslayer.Alert); ok && a.RefusedCert {
-				p := ""
-				if a.DN != "" {
-					p = dissect.TLSPrincipal(a.DN)
-				}
-				s.row(p, tlsHandshake).failed++
+			if a, ok := le.Value.(*tlslayer.Alert); ok && a.RefusedCert() {
+				s.row(capture.AlertPrincipal(a), tlsHandshake).failed++
 			}
 		}
 		return

@@ -32,10 +32,10 @@ func TestRefusedClientCertificates(t *testing.T) {
 		withCert bool
 		want     Alert
 	}{
-		{"TLS 1.3 without a certificate", tls.VersionTLS13, false, Alert{Code: 116, Name: "certificate_required", RefusedCert: true, NoCert: true}},
-		{"TLS 1.3 with an untrusted certificate", tls.VersionTLS13, true, Alert{Code: 48, Name: "unknown_ca", RefusedCert: true, DN: dn}},
-		{"TLS 1.2 without a certificate", tls.VersionTLS12, false, Alert{Code: 40, Name: "handshake_failure", RefusedCert: true, NoCert: true}},
-		{"TLS 1.2 with an untrusted certificate", tls.VersionTLS12, true, Alert{Code: 48, Name: "unknown_ca", RefusedCert: true, DN: dn}},
+		{"TLS 1.3 without a certificate", tls.VersionTLS13, false, Alert{Code: 116, Name: "certificate_required", Offered: "none"}},
+		{"TLS 1.3 with an untrusted certificate", tls.VersionTLS13, true, Alert{Code: 48, Name: "unknown_ca", Offered: "sent", DN: dn}},
+		{"TLS 1.2 without a certificate", tls.VersionTLS12, false, Alert{Code: 40, Name: "handshake_failure", Offered: "none"}},
+		{"TLS 1.2 with an untrusted certificate", tls.VersionTLS12, true, Alert{Code: 48, Name: "unknown_ca", Offered: "sent", DN: dn}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec, err := traffic.RecordRefusedClientCert(tc.version, tc.withCert, request)
@@ -85,7 +85,7 @@ func TestAlertsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if as := alerts(run(t, rec)); len(as) != 1 || as[0].Code != 40 || as[0].RefusedCert || as[0].Certificate() != "" {
+	if as := alerts(run(t, rec)); len(as) != 1 || as[0].Code != 40 || as[0].RefusedCert() || as[0].Offered != "" {
 		t.Errorf("alerts %+v, want one handshake_failure, not refusing a certificate", as)
 	}
 

@@ -29,29 +29,17 @@ type Alert struct {
 	StreamOffset int64 // TCP stream offset of the record that carried it
 	Code         uint8
 	Name         string // RFC 8446's name, e.g. "certificate_required"
-	// RefusedCert: the server refused the client's certificate, or its lack
-	// of one: it asked for one and sent the alert before serving anything.
-	// DN is the refused certificate's subject in RFC 2253 form (text from
-	// the wire), "" when the client sent none or it could not be read
-	// (NoCert says which).
-	RefusedCert bool
-	DN          string
-	NoCert      bool
+	// Offered is set when the server refused the client's certificate, or
+	// its lack of one (it asked for one and sent the alert before serving
+	// anything): what the client offered, "none", "sent" or "unreadable".
+	// DN is a sent certificate's subject in RFC 2253 form (text from the
+	// wire).
+	Offered string
+	DN      string
 }
 
-// Certificate says what the client offered of the certificate the server
-// refused: "none", "unreadable" or "sent"; "" when the alert refused none.
-func (a *Alert) Certificate() string {
-	switch {
-	case !a.RefusedCert:
-		return ""
-	case a.NoCert:
-		return "none"
-	case a.DN == "":
-		return "unreadable"
-	}
-	return "sent"
-}
+// RefusedCert reports whether the alert refused the client's certificate.
+func (a *Alert) RefusedCert() bool { return a.Offered != "" }
 
 // ClientCert is the layer event of a client certificate (mTLS), seen in the
 // (decrypted) handshake: DN is its subject in RFC 2253 form, text from the
@@ -326,13 +314,13 @@ func (l *layer) alert(o tlsdec.Output) {
 	_, ts := l.packetAt(o.FromClient, o.Pos)
 	a := &Alert{StreamOffset: o.Pos, Code: o.AlertDesc, Name: tlsdec.AlertName(o.AlertDesc)}
 	if !o.FromClient && in.CertRequested && !l.d[1].started {
-		a.RefusedCert = true
+		a.Offered = "unreadable"
 		switch {
 		case len(in.ClientCertDER) == 0 && !in.ClientCertUnread:
-			a.NoCert = true
+			a.Offered = "none"
 		case len(in.ClientCertDER) > 0:
 			if dn, err := tlsdec.SubjectDN(in.ClientCertDER[0]); err == nil {
-				a.DN = dn
+				a.Offered, a.DN = "sent", dn
 			}
 		}
 	}
