@@ -92,14 +92,7 @@ func appendAdmin(b []byte, key int16, body *Node, head int, req bool) ([]byte, b
 		})
 	case key == 51 && req: // AlterUserScramCredentials
 		b = appendEachOf(b, head, body.Child("Upsertions"), "; ", func(b []byte, u *Node) []byte {
-			b = append(b, "upsert "...)
-			b = appendScram(b, u)
-			if n, ok := num(u, "Iterations"); ok {
-				b = append(b, " ("...)
-				b = appendPlural(b, n, "iteration")
-				b = append(b, ')')
-			}
-			return b
+			return appendIterations(appendScram(append(b, "upsert "...), u), u)
 		})
 		b = appendEachOf(b, head, body.Child("Deletions"), "; ", func(b []byte, d *Node) []byte {
 			return appendScram(append(b, "delete "...), d)
@@ -118,13 +111,7 @@ func appendAdmin(b []byte, key int16, body *Node, head int, req bool) ([]byte, b
 			if cs := r.Child("CredentialInfos"); cs != nil && cs.HasValue() && cs.Int > 0 {
 				b = append(b, ": "...)
 				b = appendEachOf(b, len(b), cs, ", ", func(b []byte, c *Node) []byte {
-					b = appendSym(b, c.Child("Mechanism"))
-					if n, ok := num(c, "Iterations"); ok {
-						b = append(b, " ("...)
-						b = appendPlural(b, n, "iteration")
-						b = append(b, ')')
-					}
-					return b
+					return appendIterations(appendSym(b, c.Child("Mechanism")), c)
 				})
 			}
 			return b
@@ -267,6 +254,17 @@ func appendScram(b []byte, n *Node) []byte {
 	b = appendStr(b, n.Child("Name"))
 	b = append(b, ' ')
 	return appendSym(b, n.Child("Mechanism"))
+}
+
+// appendIterations writes a SCRAM credential's iterations: " (4096 iterations)".
+func appendIterations(b []byte, n *Node) []byte {
+	it, ok := num(n, "Iterations")
+	if !ok {
+		return b
+	}
+	b = append(b, " ("...)
+	b = appendPlural(b, it, "iteration")
+	return append(b, ')')
 }
 
 // principalOf joins a principal's type and name ("User:alice").

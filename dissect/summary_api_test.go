@@ -342,6 +342,13 @@ func adminSummaryCases() []summaryCase {
 	et := kmsg.NewPtrExpireDelegationTokenRequest()
 	et.HMAC, et.ExpiryPeriodMillis = []byte("hmac-secret"), -1
 	add("expire token", et, nil, "ExpireDelegationToken v0 request corr=7: expire now")
+	et2 := kmsg.NewPtrExpireDelegationTokenRequest()
+	et2.HMAC, et2.ExpiryPeriodMillis = []byte("hmac-secret"), 60000
+	add("expire token later", et2, nil, "ExpireDelegationToken v0 request corr=7: expire in 60000 ms")
+	iac2 := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	iac2.Version = 1
+	iac2.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: 2, ResourceName: "t", Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "x", Op: 9, Value: ptr("v")}}}}
+	add("incremental alter configs, unknown op", iac2, nil, "IncrementalAlterConfigs v1 request corr=7: TOPIC t: op 9 x=v")
 	dt := kmsg.NewPtrDescribeDelegationTokenRequest()
 	dt.Owners = []kmsg.DescribeDelegationTokenRequestOwner{{PrincipalType: "User", PrincipalName: "svc"}}
 	add("describe tokens", dt, nil, "DescribeDelegationToken v0 request corr=7: owners User:svc")

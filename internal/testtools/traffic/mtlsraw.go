@@ -131,6 +131,18 @@ func serveOnce(cfg *tls.Config, serve func(*tls.Conn) error) (<-chan error, *rec
 	return srvErr, &recordingConn{Conn: raw}, nil
 }
 
+// refused closes the client and returns what was recorded, once both sides
+// failed as a refusal of what makes them.
+func (c *recordingConn) refused(what string, tc *tls.Conn, cerr error, srvErr <-chan error, keyLog []byte) (*RawTLS, error) {
+	tc.Close()
+	if serr := <-srvErr; cerr == nil || serr == nil {
+		return nil, fmt.Errorf("%s was not refused: client %v, server %v", what, cerr, serr)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &RawTLS{Chunks: c.chunks, KeyLog: keyLog}, nil
+}
+
 // recordingConn keeps what the client wrote and read, in order.
 type recordingConn struct {
 	net.Conn
@@ -215,13 +227,7 @@ func RecordRefusedTLS12() (*RawTLS, error) {
 	tc := tls.Client(rec, &tls.Config{RootCAs: certs.Pool, ServerName: BrokerSNI, KeyLogWriter: &keyLog,
 		MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}})
 	cerr := tc.Handshake()
-	tc.Close()
-	if serr := <-srvErr; cerr == nil || serr == nil {
-		return nil, fmt.Errorf("the handshake was not refused: client %v, server %v", cerr, serr)
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return &RawTLS{Chunks: rec.chunks, KeyLog: keyLog.Bytes()}, nil
+	return rec.refused("the handshake", tc, cerr, srvErr, keyLog.Bytes())
 }
 
 // RecordRefusedClientCert runs a handshake between crypto/tls peers on
@@ -258,11 +264,5 @@ func RecordRefusedClientCert(version uint16, withCert bool, request []byte) (*Ra
 	if cerr == nil {
 		_, cerr = tc.Read(make([]byte, 1)) // the server's verdict
 	}
-	tc.Close()
-	if serr := <-srvErr; cerr == nil || serr == nil {
-		return nil, fmt.Errorf("the client certificate was not refused: client %v, server %v", cerr, serr)
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return &RawTLS{Chunks: rec.chunks, KeyLog: keyLog.Bytes()}, nil
+	return rec.refused("the client certificate", tc, cerr, srvErr, keyLog.Bytes())
 }
