@@ -68,12 +68,15 @@ type Gap struct {
 // Unparseable reports bytes skipped while looking for a frame boundary.
 // Leading is set for bytes before the first frame boundary of a direction
 // captured without its SYN: the rest of frames sent before the capture
-// started (a capture begun mid-connection), not malformed data.
+// started (a capture begun mid-connection), not malformed data. Unframed
+// is set, with Leading, when the direction ended before any frame boundary
+// came: then nothing shows what its bytes were (say TLS picked up inside a
+// record, or another protocol), and they are no tail of one frame.
 type Unparseable struct {
 	Flow
 	StreamOffset, Length int64
 	Time                 time.Time
-	Leading              bool
+	Leading, Unframed    bool
 }
 
 // Incomplete reports a frame cut short. Want is the frame size including

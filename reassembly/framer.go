@@ -161,7 +161,7 @@ func (f *framer) end(reason string, ts time.Time) {
 			// with the last bytes the Layer handed over.
 			end = f.rOff + int64(len(f.rbuf))
 		}
-		f.flushJunk(end, ts)
+		f.flushJunk(end, ts, true)
 	} else if f.have > 0 {
 		f.incomplete(reason, ts)
 	}
@@ -199,7 +199,7 @@ func (f *framer) gapCuts(off, n int64, ts time.Time) (inFrame bool) {
 		f.scan(ts, true)
 	}
 	if f.resyncing {
-		f.flushJunk(off, ts)
+		f.flushJunk(off, ts, false)
 	} else if f.have > 0 {
 		if f.size > 0 && n >= 0 && end <= f.fOff+f.size {
 			return true

@@ -170,6 +170,9 @@ func (r *recorder) emit(e Event) {
 		if e.Leading {
 			s += " leading"
 		}
+		if e.Unframed {
+			s += " unframed"
+		}
 	case *Incomplete:
 		s = fmt.Sprintf("incomplete %s off=%d have=%d want=%d %s", dir(e.Flow), e.StreamOffset, e.Have, e.Want, e.Reason)
 	case *Retransmission:

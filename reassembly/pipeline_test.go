@@ -117,6 +117,24 @@ func TestLeadingBytesOnlyBeforeFirstBoundary(t *testing.T) {
 	)
 }
 
+// Leading bytes that no frame boundary follows before the direction ends
+// are "unframed": no tail of a frame, but bytes of unknown meaning (TLS
+// picked up inside a record, say). A gap before the end does not end them.
+func TestUnframedLeadingBytes(t *testing.T) {
+	v := newConv(cli, srv, 77, 900)
+	junk := bytes.Repeat([]byte{0x9c, 0x41, 0xe3, 0x07}, 300)
+	v.Send(true, junk[:500]) // 1: no SYN, nothing Kafka
+	v.CSeq += 100            // 100 bytes never captured
+	v.Send(true, junk[600:])
+	v.Raw(true, v.CSeq, "R", nil, -1)
+	expect(t, v,
+		"unparseable c1> off=0 len=500 leading",
+		"gap c1> off=500 len=100",
+		"unparseable c1> off=600 len=600 leading unframed",
+		"end c1 10.0.0.1:40000>10.0.0.2:9092 reset=true",
+	)
+}
+
 func TestHostileSizePrefixes(t *testing.T) {
 	v := opened()
 	ok := kreq(30, 3, 5, "c", 4)

@@ -17,12 +17,14 @@ type resyncState struct {
 	spareMarks        []mark
 }
 
-// flushJunk reports the bytes skipped while out of sync, up to upTo.
-func (f *framer) flushJunk(upTo int64, ts time.Time) {
+// flushJunk reports the bytes skipped while out of sync, up to upTo; ended:
+// the direction ends there.
+func (f *framer) flushJunk(upTo int64, ts time.Time, ended bool) {
 	if upTo > f.junkOff {
 		f.p().stats.UnparseableBytes += upTo - f.junkOff
+		leading := !f.whole && !f.framed
 		f.emit(&Unparseable{Flow: f.flow(), StreamOffset: f.junkOff, Length: upTo - f.junkOff, Time: ts,
-			Leading: !f.whole && !f.framed})
+			Leading: leading, Unframed: leading && ended})
 	}
 	f.junkOff = upTo
 }
@@ -256,7 +258,7 @@ func (f *framer) hasCorr(corr uint32) bool {
 // accept re-enters sync at rbuf[i] and feeds the buffered bytes again.
 func (f *framer) accept(i int, ts time.Time) {
 	start := f.rOff + int64(i)
-	f.flushJunk(start, ts)
+	f.flushJunk(start, ts, false)
 	old, oldOff, marks := f.rbuf, f.rOff, f.rmarks
 	// A nested re-synchronisation must not write into the bytes being fed.
 	f.rbuf, f.rmarks, f.spare, f.spareMarks = f.spare[:0], f.spareMarks[:0], nil, nil

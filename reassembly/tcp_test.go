@@ -76,7 +76,7 @@ func TestIdleTimeoutEndsConnection(t *testing.T) {
 		"6: incomplete c1> off=0 have=20 want=55 idle timeout",
 		"6: "+endC1,
 		"close: "+endLine(2, cli2, srv, false),
-		"close: unparseable c3> off=0 len=35 leading",
+		"close: unparseable c3> off=0 len=35 leading unframed",
 		"close: "+endLine(3, cli, srv, false),
 	)
 	if e := eventsOf[*ConnEnd](r); len(e) != 3 || !e[0].Time.Equal(t0.Add(10500*time.Millisecond)) || e[0].Reset {

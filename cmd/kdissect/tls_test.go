@@ -14,6 +14,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
 	"github.com/kdissect/kdissect/internal/capture"
 	"github.com/kdissect/kdissect/internal/testtools/traffic"
 	"github.com/kdissect/kdissect/tui"
@@ -812,6 +814,11 @@ func TestTLSCaptureBegunMidConnection(t *testing.T) {
 	if code != exitOK || !strings.Contains(text, " 127.0.0.1:50100 → 127.0.0.1:9092 TLS: not decrypted, "+why+"\n") || strings.Contains(text, "unparseable") {
 		t.Errorf("exit %d, text:\n%s", code, text)
 	}
+	// Its sentence does not blame the key log, which had its secrets.
+	_, errText, _ := runCLI(t, "", "audit", "--tls-keylog", shippedTLS+".keylog", pcap)
+	if !strings.Contains(errText, "kdissect: 1 TLS connection to 127.0.0.1:9092 not decrypted (captured after the handshake): ") {
+		t.Errorf("audit said:\n%s", errText)
+	}
 }
 
 // A port found by the Kafka requests its clients send is Kafka; one found
@@ -835,4 +842,70 @@ func TestPortDetectedSaysHowItWasFound(t *testing.T) {
 	if found != 1 || !strings.Contains(out, " Kafka detected at 127.0.0.1:33731 (not a --port; its clients send Kafka request headers)\n") {
 		t.Errorf("%d port_detected events; text:\n%s", found, out)
 	}
+}
+
+// A capture that begins inside a TLS record (the client's first captured
+// byte is the fourth of a record) gives neither a ClientHello nor a record
+// header to know it by: its bytes never reach a Kafka frame boundary, and
+// the audit says it could not read them instead of finding nothing there.
+func TestTLSCaptureBegunMidRecord(t *testing.T) {
+	// Packets 1-14 are the first connection's SYN and handshake; 15 is the
+	// client's first application data record, cut by its first 3 bytes.
+	pcap := rewritePcap(t, shippedTLS+".pcap", func(i int, data []byte) []byte {
+		switch {
+		case i <= 14:
+			return nil
+		case i == 15:
+			return cutTCPPayload(t, data, 3)
+		}
+		return data
+	})
+	out, _, code := runCLI(t, "", "audit", "--format", "json", "--tls-keylog", shippedTLS+".keylog", pcap)
+	rows, blind := splitAudit(t, out)
+	sides := map[any]bool{}
+	for _, b := range blind {
+		if b["reason"] != "unparseable" || b["client"] != "127.0.0.1:50100" || b["stream_offset"] != 0.0 {
+			t.Errorf("blind spot %v", b)
+		}
+		sides[b["from"]] = true
+	}
+	if code != exitIncomplete || len(blind) != 2 || !sides["client"] || !sides["broker"] {
+		t.Errorf("exit %d, blind spots %v", code, blind)
+	}
+	whole, _, _ := runCLI(t, "", "audit", "--format", "json", "--tls-keylog", shippedTLS+".keylog", shippedTLS+".pcap")
+	if all, _ := splitAudit(t, whole); len(rows) == 0 || len(rows) >= len(all) {
+		t.Errorf("%d rows, %d in the whole capture", len(rows), len(all))
+	}
+	sameBlind(t, blind, expectedBlind(t, pcap, "--port", "9092", "--tls-keylog", shippedTLS+".keylog"))
+	text, errText, code := runCLI(t, "", "--summary", "--tls-keylog", shippedTLS+".keylog", pcap)
+	if code != exitOK || !strings.Contains(text, " 127.0.0.1:50100 → 127.0.0.1:9092 @0 unparseable: skipped 672 bytes and found no frame boundary in them") {
+		t.Errorf("exit %d, text:\n%s%s", code, text, errText)
+	}
+	// The connections captured from their start keep their frames.
+	if !strings.Contains(text, "CreateAcls v3 request") {
+		t.Errorf("no CreateAcls left:\n%s", text)
+	}
+}
+
+// cutTCPPayload drops the first n payload bytes of an Ethernet/IPv4/TCP
+// packet, as if the capture had begun n bytes into the segment.
+func cutTCPPayload(t *testing.T, data []byte, n int) []byte {
+	t.Helper()
+	p := gopacket.NewPacket(data, layers.LayerTypeEthernet, gopacket.Default)
+	eth, _ := p.Layer(layers.LayerTypeEthernet).(*layers.Ethernet)
+	ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+	tcp, _ := p.Layer(layers.LayerTypeTCP).(*layers.TCP)
+	if eth == nil || ip == nil || tcp == nil || len(tcp.Payload) <= n {
+		t.Fatalf("not a TCP segment of more than %d bytes", n)
+	}
+	tcp.Seq += uint32(n)
+	if err := tcp.SetNetworkLayerForChecksum(ip); err != nil {
+		t.Fatal(err)
+	}
+	buf := gopacket.NewSerializeBuffer()
+	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
+	if err := gopacket.SerializeLayers(buf, opts, eth, ip, tcp, gopacket.Payload(tcp.Payload[n:])); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -48,8 +48,10 @@ type BlindSpot struct {
 	Principal     *string
 	// Inferred counts the rows inferred from an unmatched response.
 	Inferred int
-	// tls_no_keys
+	// tls_no_keys; Midstream: the capture began after the handshake (Why
+	// says so), rather than the key log lacking the secrets
 	Version, Cipher, SNI, Why string
+	Midstream                 bool
 	// a TLS record problem reported as unparseable
 	TLSProblem, Message string
 	// evicted
@@ -179,6 +181,7 @@ func BlindSummary(spots []BlindSpot) []string {
 		bytes          int64
 		unknown        bool // some lengths were not known
 		tls            int  // unparseable: stretches after a TLS problem, whose length no event gives
+		midstream      int  // tls_no_keys: connections captured after their handshake
 		apis           map[string]int
 		conns          map[netip.AddrPort]bool
 	}
@@ -194,6 +197,9 @@ func BlindSummary(spots []BlindSpot) []string {
 		g.n++
 		g.conns[s.Client] = true
 		g.inferred += s.Inferred
+		if s.Midstream {
+			g.midstream++
+		}
 		switch {
 		case s.Reason == BlindUnparseable && s.TLSProblem != "":
 			g.tls++
@@ -238,8 +244,15 @@ func BlindSummary(spots []BlindSpot) []string {
 		var s string
 		switch g.reason {
 		case BlindTLSNoKeys:
-			s = fmt.Sprintf("%s to %s not decrypted (no keys): changes on them are not in this log",
-				plural(g.n, "TLS connection"), g.broker)
+			why := "no keys"
+			switch {
+			case g.midstream == g.n:
+				why = "captured after the handshake"
+			case g.midstream > 0:
+				why = fmt.Sprintf("%d without keys, %d captured after the handshake", g.n-g.midstream, g.midstream)
+			}
+			s = fmt.Sprintf("%s to %s not decrypted (%s): changes on them are not in this log",
+				plural(g.n, "TLS connection"), g.broker, why)
 		case BlindGap:
 			s = fmt.Sprintf("%s on connections to %s (%s): changes in them are not in this log",
 				plural(g.n, "gap"), g.broker, bytes("not captured"))

@@ -50,3 +50,22 @@ func TestBlindSummaryGroupsByReasonAndBroker(t *testing.T) {
 		}
 	}
 }
+
+// A TLS connection the capture picked up after its handshake is not one
+// whose secrets a key log lacks: the sentence says which it was.
+func TestBlindSummaryNamesMidstreamTLS(t *testing.T) {
+	b2 := netip.MustParseAddrPort("192.0.2.2:9093")
+	spots := []BlindSpot{
+		{Reason: BlindTLSNoKeys, Client: client, Broker: broker, Midstream: true},
+		{Reason: BlindTLSNoKeys, Client: client, Broker: b2, Midstream: true},
+		{Reason: BlindTLSNoKeys, Client: client, Broker: b2},
+		{Reason: BlindTLSNoKeys, Client: client, Broker: b2},
+	}
+	want := []string{
+		"1 TLS connection to 192.0.2.1:9092 not decrypted (captured after the handshake): changes on them are not in this log",
+		"3 TLS connections to 192.0.2.2:9093 not decrypted (2 without keys, 1 captured after the handshake): changes on them are not in this log",
+	}
+	if got := BlindSummary(spots); !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -53,6 +53,7 @@ const (
 	fEvent
 	fLength
 	fLeading
+	fUnframed
 	fHave
 	fWant
 	fReason
@@ -190,6 +191,7 @@ var messageFields = func() map[string]*recordField {
 		{name: "event", id: fEvent, types: tyString, closed: events, suggest: eventList},
 		{name: "length", id: fLength, types: tyInt},
 		{name: "leading", id: fLeading, types: tyBool, flag: true},
+		{name: "unframed", id: fUnframed, types: tyBool, flag: true},
 		{name: "have", id: fHave, types: tyInt},
 		{name: "want", id: fWant, types: tyInt},
 		{name: "reason", id: fReason, types: tyString},
@@ -421,6 +423,8 @@ func eventValues(r *capture.Record, id fieldID, dst []Value) []Value {
 			return name("unparseable")
 		case fLeading:
 			return append(dst, Bool(e.Leading))
+		case fUnframed:
+			return append(dst, Bool(e.Unframed))
 		}
 		return length(e.Length)
 	case *reassembly.Retransmission:

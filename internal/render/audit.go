@@ -199,8 +199,8 @@ func (a *Audit) blindSpot(r *capture.Record) (audit.BlindSpot, bool) {
 		n := e.Length
 		s.Length = &n
 	case *reassembly.Unparseable:
-		if e.Leading {
-			return s, false
+		if e.Leading && !e.Unframed {
+			return s, false // the tail of a frame sent before the capture began
 		}
 		s.Reason = audit.BlindUnparseable
 		dir()
@@ -225,7 +225,7 @@ func (a *Audit) blindSpot(r *capture.Record) (audit.BlindSpot, bool) {
 				return s, false // a refused handshake carried no Kafka bytes
 			}
 			s.Reason = audit.BlindTLSNoKeys
-			s.Version, s.Cipher, s.SNI, s.Why = v.Version, v.Cipher, v.SNI, v.Reason
+			s.Version, s.Cipher, s.SNI, s.Why, s.Midstream = v.Version, v.Cipher, v.SNI, v.Reason, v.Midstream
 		case *tlslayer.Problem:
 			if v.Kind == tlslayer.ProblemUnreadableCert {
 				return s, false // decoding goes on; only the principal is unknown

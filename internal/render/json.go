@@ -124,6 +124,9 @@ func appendEventJSON(b []byte, r *capture.Record) []byte {
 		if e.Leading {
 			b = append(b, `,"leading":true`...)
 		}
+		if e.Unframed {
+			b = append(b, `,"unframed":true`...)
+		}
 	case *reassembly.Retransmission:
 		b = appendRangeEvent(b, "retransmission", r, e.Length)
 	case *reassembly.BufferLimit:

@@ -190,9 +190,13 @@ func appendEventText(b []byte, r *capture.Record) []byte {
 		b = appendFlowAt(b, e.Flow, e.StreamOffset)
 		b = append(b, "unparseable: skipped "...)
 		b = appendLength(b, e.Length)
-		if e.Leading {
+		switch {
+		case e.Unframed:
+			// Not the tail of a frame: the direction never reached a boundary.
+			b = append(b, " and found no frame boundary in them (capture began mid-connection): not Kafka, or encrypted (TLS picked up after its handshake)?"...)
+		case e.Leading:
 			b = append(b, " before the first frame boundary (capture began mid-connection)"...)
-		} else {
+		default:
 			b = append(b, " looking for the next frame"...)
 		}
 	case *reassembly.Incomplete:

@@ -20,6 +20,8 @@ type Session struct {
 	// Refused: the handshake was refused before a ServerHello and nothing
 	// followed (tlsdec.Info.Refused): no Kafka bytes went unread.
 	Refused bool
+	// Midstream: the capture began after the handshake; Reason says so.
+	Midstream bool
 }
 
 // Alert is the layer event of a fatal TLS alert (one that ends the
@@ -287,7 +289,8 @@ func (l *layer) output(o tlsdec.Output) {
 	case tlsdec.KindSession:
 		in := l.c.Info()
 		l.out.Event(true, l.at(), &Session{Version: in.Version, Cipher: in.Cipher, SNI: in.SNI,
-			ClientRandom: in.ClientRandom, Decrypted: in.Decrypted, Reason: in.Reason, Refused: in.Refused})
+			ClientRandom: in.ClientRandom, Decrypted: in.Decrypted, Reason: in.Reason, Refused: in.Refused,
+			Midstream: in.Midstream})
 	case tlsdec.KindProblem:
 		_, ts := l.packetAt(o.FromClient, o.Pos)
 		l.out.Event(o.FromClient, ts, &Problem{StreamOffset: o.Pos, Kind: o.Problem.String(), Message: o.Message})

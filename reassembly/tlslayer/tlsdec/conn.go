@@ -74,6 +74,7 @@ func (c *Conn) Midstream(out func(Output)) {
 	if out == nil {
 		out = func(Output) {}
 	}
+	c.info.Midstream = true
 	c.missing("the capture began mid-connection: the handshake was not captured", out)
 	for i := range c.dirs {
 		c.dirs[i].ccs = true
@@ -169,6 +170,9 @@ type Info struct {
 	// to decrypt (Reason names the alert).
 	Refused    bool
 	HelloRetry bool
+	// Midstream: the capture began after the handshake (Conn.Midstream), so nothing could be
+	// decrypted, key log or not.
+	Midstream bool
 	// CertRequested: the server asked for a client certificate (a CertificateRequest was read).
 	CertRequested bool
 	KeyUpdates    int
