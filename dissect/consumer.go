@@ -149,6 +149,9 @@ func (d *decoder) embedded(n *Node, what embedded) {
 		// ever adds fields at the end: so does kdissect.
 		d.v = int16(min(ver, int64(def.Valid.Hi)))
 		d.fields(def.Fields, "")
+		if d.failed && len(d.probs) == nprobs+1 && d.probs[nprobs].Offset == end {
+			d.endsEarly(def, mark, end)
+		}
 	}
 	exact := !d.failed && d.off == end && len(d.probs) == nprobs
 	if !known && (!exact || ver > int64(def.Valid.Hi)) {
@@ -184,5 +187,45 @@ func (d *decoder) embedded(n *Node, what embedded) {
 	n.note = def.Name + " v" + strconv.FormatInt(ver, 10)
 	if ver > int64(def.Valid.Hi) {
 		n.note += ", read as v" + strconv.Itoa(int(def.Valid.Hi))
+	}
+}
+
+// endsEarly words the problem of a structure whose bytes ran out exactly
+// where a field of its version starts: the writer sent the fields of an
+// older version under a newer version number (some clients write a v0
+// subscription as v1), which Kafka's consumer rejects. The problem stays,
+// said so, on the node that recorded it.
+func (d *decoder) endsEarly(def *Def, mark, end int) {
+	for _, top := range d.stack[mark:] {
+		if top.Offset != end {
+			continue
+		}
+		var f *Field
+		for _, df := range def.Fields {
+			if df.Name == top.Name {
+				f = df
+			}
+		}
+		if f == nil || f.Versions.Lo == 0 {
+			return
+		}
+		msg := fmt.Sprintf("%s v%d ends before %s (since v%d): an older version's fields under a newer number, which Kafka's consumer rejects",
+			def.Name, d.v, f.Name, f.Versions.Lo)
+		d.probs[len(d.probs)-1].Message = msg
+		var walk func(n *Node) bool
+		walk = func(n *Node) bool {
+			if k := len(n.Problems); k > 0 && n.Problems[k-1].Offset == end {
+				n.Problems[k-1].Message = msg
+				return true
+			}
+			for _, c := range n.Children {
+				if walk(c) {
+					return true
+				}
+			}
+			return false
+		}
+		walk(top)
+		return
 	}
 }

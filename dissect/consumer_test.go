@@ -239,6 +239,9 @@ func TestConsumerProtocolOthersStayBytes(t *testing.T) {
 func TestConsumerProtocolMalformed(t *testing.T) {
 	good := consumerSubscription(1).AppendTo(nil)
 	huge := []byte{0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 1, 'x'} // 2^31-1 topics in 7 bytes
+	// kafka-go and @platformatic/kafka write a v0 subscription numbered 1.
+	v0as1 := consumerSubscription(0).AppendTo(nil)
+	v0as1[1] = 1
 	for _, c := range []struct {
 		name string
 		md   []byte
@@ -250,6 +253,8 @@ func TestConsumerProtocolMalformed(t *testing.T) {
 		{"trailing", append(append([]byte{}, good...), 9, 9), "2 bytes after the end of the ConsumerProtocolSubscription", len(good)},
 		{"negative version", []byte{0x80, 0, 1}, "ConsumerProtocolSubscription version -32768 is negative", 0},
 		{"one byte", []byte{0}, "truncated", 0},
+		{"v0 numbered v1", v0as1, "ConsumerProtocolSubscription v1 ends before OwnedPartitions (since v1): an older version's fields under a newer number", len(v0as1)},
+		{"cut v1 inside OwnedPartitions", good[:len(good)-4], "truncated", len(good) - 8},
 	} {
 		resp := kmsg.NewPtrJoinGroupResponse()
 		p := "consumer"
