@@ -304,13 +304,10 @@ func (l *layer) output(o tlsdec.Output) {
 	}
 }
 
-// alert reports the first fatal alert. In TLS 1.3 every alert but
-// close_notify and user_canceled is fatal, whatever its level says (RFC
-// 8446, section 6).
+// alert reports the first fatal alert (tlsdec.AlertFatal).
 func (l *layer) alert(o tlsdec.Output) {
 	in := l.c.Info()
-	fatal := o.AlertLevel == alertFatal || in.Version == "1.3" && o.AlertDesc != alertCloseNotify && o.AlertDesc != alertUserCanceled
-	if !fatal || l.fatal {
+	if !tlsdec.AlertFatal(in.Version == "1.3", o.AlertLevel, o.AlertDesc) || l.fatal {
 		return
 	}
 	l.fatal = true
@@ -329,13 +326,6 @@ func (l *layer) alert(o tlsdec.Output) {
 	}
 	l.out.Event(o.FromClient, ts, a)
 }
-
-// The alert bytes the layer reads (RFC 8446, section 6).
-const (
-	alertFatal        = 2
-	alertCloseNotify  = 0
-	alertUserCanceled = 90
-)
 
 // checkCert reports the client certificate once the handshake carried it
 // (it may come out while the other direction is fed: records wait for the

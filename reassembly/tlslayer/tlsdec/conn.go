@@ -32,8 +32,19 @@ const (
 	versionTLS13 = 0x0304
 )
 
-// alertFatal is the level byte of an alert that ends the connection.
-const alertFatal = 2
+// The alert bytes read here (RFC 8446, section 6).
+const (
+	alertFatal        = 2 // the level of an alert that ends the connection
+	alertCloseNotify  = 0
+	alertUserCanceled = 90
+)
+
+// AlertFatal reports whether an alert ends the connection: one of level
+// fatal, and in TLS 1.3 every alert but close_notify and user_canceled,
+// whatever its level says.
+func AlertFatal(tls13 bool, level, desc uint8) bool {
+	return level == alertFatal || tls13 && desc != alertCloseNotify && desc != alertUserCanceled
+}
 
 // LooksLikeTLS reports whether the first bytes of a direction are a TLS handshake record carrying a
 // ClientHello. It needs at least 11 bytes (record header, handshake header, client_version).
@@ -680,7 +691,7 @@ func (c *Conn) record(d *direction, in []byte, own bool, out func(Output)) {
 		if len(body) != 2 {
 			break // an alert is two bytes: these are not one read in the clear
 		}
-		if body[0] == alertFatal && c.refusal == "" && (c.sh == nil || c.held) {
+		if AlertFatal(c.tls13(), body[0], body[1]) && c.refusal == "" && (c.sh == nil || c.held) {
 			who, what := "server", "the handshake"
 			if d.client {
 				who = "client"

@@ -130,3 +130,25 @@ func TestTLS13ClientRefusalInTheClear(t *testing.T) {
 		}
 	}
 }
+
+// In TLS 1.3 an alert's level says nothing: all but close_notify and
+// user_canceled end the connection (RFC 8446, section 6).
+func TestAlertFatal(t *testing.T) {
+	for _, c := range []struct {
+		tls13       bool
+		level, desc uint8
+		want        bool
+	}{
+		{false, 2, 48, true},
+		{false, 1, 48, false},
+		{false, 1, 0, false},
+		{true, 1, 48, true},
+		{true, 2, 0, true},
+		{true, 1, 0, false},
+		{true, 1, 90, false},
+	} {
+		if got := AlertFatal(c.tls13, c.level, c.desc); got != c.want {
+			t.Errorf("AlertFatal(%v, %d, %d) = %v", c.tls13, c.level, c.desc, got)
+		}
+	}
+}
