@@ -80,15 +80,11 @@ func appendAdmin(b []byte, key int16, body *Node, head int, req bool) ([]byte, b
 	case key == 48:
 		b = appendEachOf(b, head, body.Child("Entries"), "; ", func(b []byte, e *Node) []byte {
 			b = appendQuotaEntity(b, e.Child("Entity"))
-			if vs := e.Child("Values"); vs != nil && vs.HasValue() && vs.Int > 0 {
-				b = append(b, ": "...)
-				b = appendEachOf(b, len(b), vs, ", ", func(b []byte, v *Node) []byte {
-					b = appendStr(b, v.Child("Key"))
-					b = append(b, '=')
-					return appendFloat(b, v.Child("Value"))
-				})
-			}
-			return b
+			return appendSublist(b, e.Child("Values"), func(b []byte, v *Node) []byte {
+				b = appendStr(b, v.Child("Key"))
+				b = append(b, '=')
+				return appendFloat(b, v.Child("Value"))
+			})
 		})
 	case key == 51 && req: // AlterUserScramCredentials
 		b = appendEachOf(b, head, body.Child("Upsertions"), "; ", func(b []byte, u *Node) []byte {
@@ -108,13 +104,9 @@ func appendAdmin(b []byte, key int16, body *Node, head int, req bool) ([]byte, b
 	case key == 50:
 		b = appendEachOf(b, head, body.Child("Results"), "; ", func(b []byte, r *Node) []byte {
 			b = appendStr(b, r.Child("User"))
-			if cs := r.Child("CredentialInfos"); cs != nil && cs.HasValue() && cs.Int > 0 {
-				b = append(b, ": "...)
-				b = appendEachOf(b, len(b), cs, ", ", func(b []byte, c *Node) []byte {
-					return appendIterations(appendSym(b, c.Child("Mechanism")), c)
-				})
-			}
-			return b
+			return appendSublist(b, r.Child("CredentialInfos"), func(b []byte, c *Node) []byte {
+				return appendIterations(appendSym(b, c.Child("Mechanism")), c)
+			})
 		})
 	case key == 38 && req: // CreateDelegationToken
 		if p, ok := principalOf(body, "OwnerPrincipalType", "OwnerPrincipalName"); ok {
@@ -178,6 +170,15 @@ func appendEachOf(b []byte, head int, arr *Node, between string, each func([]byt
 		shown++
 	})
 	return appendMore(b, arr, shown)
+}
+
+// appendSublist writes ": " and each of arr's elements after an item of a
+// list, when arr has any.
+func appendSublist(b []byte, arr *Node, each func([]byte, *Node) []byte) []byte {
+	if arr == nil || !arr.HasValue() || arr.Null || arr.Int <= 0 {
+		return b
+	}
+	return appendEachOf(append(b, ": "...), len(b)+2, arr, ", ", each)
 }
 
 // appendResource writes a config resource: "TOPIC orders".
