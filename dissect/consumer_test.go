@@ -255,6 +255,7 @@ func TestConsumerProtocolMalformed(t *testing.T) {
 		{"one byte", []byte{0}, "truncated", 0},
 		{"v0 numbered v1", v0as1, "ConsumerProtocolSubscription v1 ends before OwnedPartitions (since v1): an older version's fields under a newer number", len(v0as1)},
 		{"cut v1 inside OwnedPartitions", good[:len(good)-4], "truncated", len(good) - 8},
+		{"cut before UserData, a field since v0", v0as1[:len(v0as1)-7], "truncated", len(v0as1) - 7},
 	} {
 		resp := kmsg.NewPtrJoinGroupResponse()
 		p := "consumer"
