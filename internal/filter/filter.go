@@ -247,6 +247,9 @@ func (f *Filter) Row(r *audit.Row) bool {
 
 // values are the occurrences of fl in the subject, in e.buf.
 func (e *env) values(fl *field) []Value {
+	if fl.rec != nil && fl.rec.of != nil {
+		return e.derived(fl.rec)
+	}
 	dst := e.buf[:0]
 	switch {
 	case e.rec != nil:
@@ -257,12 +260,34 @@ func (e *env) values(fl *field) []Value {
 		}
 	case e.acc != nil:
 		if fl.rec != nil {
-			dst = accValues(e.acc, fl.name, dst)
+			dst = accValues(e.acc, fl.rec.name, dst)
 		} else {
 			dst = bodyValues(e.acc.Message(), fl.path, dst)
 		}
 	case e.row != nil:
 		dst = append(dst, e.row[fl.name]...)
+	}
+	e.buf = dst
+	return dst
+}
+
+// derived are the occurrences of a field kdissect derives from others.
+func (e *env) derived(rf *recordField) []Value {
+	dst := e.buf[:0]
+	for _, b := range rf.of {
+		switch {
+		case e.rec != nil:
+			dst = recordValues(e.rec, b.id, dst)
+		case e.acc != nil:
+			dst = accValues(e.acc, b.name, dst)
+		}
+	}
+	if rf.port {
+		for i := range dst {
+			if dst[i].Kind == KindAddr {
+				dst[i] = Int(int64(dst[i].Addr.Port()), "")
+			}
+		}
 	}
 	e.buf = dst
 	return dst

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -444,5 +445,102 @@ func TestBlankFilterBuildsNoSchema(t *testing.T) {
 	}
 	if _, ok := schemas.Load(reg); !ok {
 		t.Error("a filter did not build the registry's schema")
+	}
+}
+
+// A filter written for tshark means the same here: each Wireshark name
+// matches exactly the records its kdissect spelling matches, on every
+// record of the shipped captures (events included), and the derived
+// address and port fields follow src and dst.
+func TestWiresharkNames(t *testing.T) {
+	pairs := [][2]string{
+		{`kafka.api_key == 30`, `api_key == 30`},
+		{`kafka.api_key == "DeleteAcls"`, `api == "DeleteAcls"`},
+		{`kafka.api_version >= 2`, `api_version >= 2`},
+		{`kafka.correlation_id == 3`, `correlation_id == 3`},
+		{`kafka.client_id contains "admin"`, `client_id contains "admin"`},
+		{`kafka.error ~= 0`, `ErrorCode ~= 0`},
+		{`kafka.error_message`, `ErrorMessage`},
+		{`kafka.client_software_name == "kgo"`, `ClientSoftwareName == "kgo"`},
+		{`frame.number in {20..40}`, `packets in {20..40}`},
+		{`ip.src == 127.0.0.1`, `src == 127.0.0.1`},
+		{`ip.dst == 10.0.0.0/8`, `dst == 10.0.0.0/8`},
+		{`ip.addr == 127.0.0.1`, `src == 127.0.0.1 || dst == 127.0.0.1`},
+		{`ip.addr != 127.0.0.1`, `!(src == 127.0.0.1 || dst == 127.0.0.1)`},
+	}
+	o := capture.DefaultOptions()
+	o.All = true
+	for _, file := range []string{"sarama-acls.pcap", "sasl-scram-acls.pcap", "kadm-acls.pcap"} {
+		var ports []int // the broker's, and a client's
+		records(t, file, o, func(r *capture.Record) {
+			if len(ports) == 0 && r.Kind == capture.KindMessage && r.Message.Direction == dissect.Request {
+				ports = []int{int(r.Flow.Dst.Port()), int(r.Flow.Src.Port())}
+			}
+		})
+		if len(ports) == 0 {
+			t.Fatalf("%s: no request", file)
+		}
+		ps := pairs
+		for _, p := range ports {
+			n := strconv.Itoa(p)
+			ps = append(ps,
+				[2]string{`tcp.port == ` + n, `src == 127.0.0.1:` + n + ` || dst == 127.0.0.1:` + n},
+				[2]string{`tcp.srcport == ` + n, `src == 127.0.0.1:` + n},
+				[2]string{`tcp.dstport == ` + n, `dst == 127.0.0.1:` + n},
+				[2]string{`tcp.port != ` + n, `!(src == 127.0.0.1:` + n + ` || dst == 127.0.0.1:` + n + `)`})
+		}
+		for _, p := range ps {
+			ws, err := Compile(p[0])
+			if err != nil {
+				t.Fatalf("%s: %v", p[0], err)
+			}
+			own, err := Compile(p[1])
+			if err != nil {
+				t.Fatalf("%s: %v", p[1], err)
+			}
+			hits := 0
+			records(t, file, o, func(r *capture.Record) {
+				got, want := ws.Record(r), own.Record(r)
+				if got != want {
+					t.Errorf("%s: %s: %v, %s: %v", file, p[0], got, p[1], want)
+				}
+				if got {
+					hits++
+				}
+			})
+			if hits == 0 && (file == "sarama-acls.pcap" || strings.HasPrefix(p[0], "tcp.")) && !strings.Contains(p[0], "10.0.0.0") &&
+				!strings.Contains(p[0], "!=") && !strings.Contains(p[0], "client_software") {
+				t.Errorf("%s: %s matched nothing: the test proves nothing", file, p[0])
+			}
+		}
+	}
+	// The explorer's entries: derived from their src and dst too.
+	it := item{fields: map[string][]Value{
+		"src": {Addr(netip.MustParseAddrPort("192.0.2.10:50500"))},
+		"dst": {Addr(netip.MustParseAddrPort("198.51.100.7:9092"))},
+	}}
+	for expr, want := range map[string]bool{
+		`tcp.port == 9092`: true, `tcp.port == 50500`: true, `tcp.port == 1`: false, `tcp.srcport == 9092`: false,
+		`tcp.dstport == 9092`: true, `ip.addr == 198.51.100.0/24`: true, `ip.src == 198.51.100.7`: false,
+		`tcp.port in {9000..9100} && ip.dst == 198.51.100.7`: true,
+	} {
+		f, err := Compile(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if got := f.Match(it); got != want {
+			t.Errorf("entry: %s: %v, want %v", expr, got, want)
+		}
+	}
+	// Errors name the field as typed; an unknown kafka.* name says what to
+	// write instead.
+	for expr, want := range map[string]string{
+		`kafka.api_key == "CreateAcl"`: `cannot compare kafka.api_key (a number or a name of one) with "CreateAcl" at 18; did you mean "CreateAcls"?`,
+		`kafka.topic_name == "orders"`: `unknown field "kafka.topic_name" at 1; kdissect knows Wireshark's kafka.* names where Kafka gives the field one name (kafka.api_key, kafka.error, ...); for the others use Kafka's (Topic, Name, Principal, ResourceName)`,
+		`tcp.port == "x"`:              `cannot compare tcp.port (a number) with "x" at 13`,
+	} {
+		if _, err := Compile(expr); err == nil || err.Error() != want {
+			t.Errorf("%s:\n got %v\nwant %s", expr, err, want)
+		}
 	}
 }

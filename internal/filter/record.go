@@ -96,6 +96,11 @@ type recordField struct {
 	names func(string) (int64, bool)
 	// suggest lists the values closed takes, for "did you mean".
 	suggest func() []string
+	// of: a field of Wireshark's that kdissect derives from its own, the
+	// occurrences of these (ip.addr is src and dst); port: their ports
+	// (tcp.port).
+	of   []*recordField
+	port bool
 }
 
 var eventNames = []string{"gap", "unparseable", "incomplete", "unmatched_response", "retransmission",
@@ -217,8 +222,46 @@ var messageFields = func() map[string]*recordField {
 	for _, f := range list {
 		m[f.name] = f
 	}
+	both := []*recordField{m["src"], m["dst"]}
+	for _, f := range []*recordField{
+		{name: "ip.addr", types: tyAddr, of: both},
+		{name: "ipv6.addr", types: tyAddr, of: both},
+		{name: "tcp.port", types: tyInt, of: both, port: true},
+		{name: "tcp.srcport", types: tyInt, of: both[:1], port: true},
+		{name: "tcp.dstport", types: tyInt, of: both[1:], port: true},
+	} {
+		m[f.name] = f
+	}
 	return m
 }()
+
+// wiresharkNames are the names Wireshark (and its Kafka dissector) gives
+// fields kdissect has under its own, so that a filter written for tshark
+// means the same here. Wireshark's kafka.* names of fields whose Kafka
+// names differ from API to API (kafka.topic_name, kafka.acl_principal)
+// are not among them: the hint for them points to Kafka's names.
+var wiresharkNames = map[string]string{
+	"kafka.api_key":                 "api_key",
+	"kafka.api_version":             "api_version",
+	"kafka.correlation_id":          "correlation_id",
+	"kafka.client_id":               "client_id",
+	"kafka.error":                   "ErrorCode",
+	"kafka.error_message":           "ErrorMessage",
+	"kafka.throttle_time":           "ThrottleTimeMs",
+	"kafka.transactional_id":        "TransactionalId",
+	"kafka.member_id":               "MemberId",
+	"kafka.generation_id":           "GenerationId",
+	"kafka.protocol_type":           "ProtocolType",
+	"kafka.client_software_name":    "ClientSoftwareName",
+	"kafka.client_software_version": "ClientSoftwareVersion",
+	"kafka.message_key":             "key",
+	"kafka.message_value":           "value",
+	"ip.src":                        "src",
+	"ip.dst":                        "dst",
+	"ipv6.src":                      "src",
+	"ipv6.dst":                      "dst",
+	"frame.number":                  "packets",
+}
 
 // recordValues appends the occurrences of a record field: NDJSON's
 // value, nothing where NDJSON has no such key or null.

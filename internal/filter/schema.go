@@ -153,8 +153,14 @@ func (s *schema) resolve(t token) (*field, error) {
 	if !isName(name) {
 		return nil, errorf(t.col, "%s is not a field name; a test starts with one", show(t))
 	}
+	typed := name // what errors call it
+	if s.body != nil {
+		if n, ok := wiresharkNames[name]; ok {
+			name = n
+		}
+	}
 	if rf := s.fields[name]; rf != nil {
-		return &field{name: name, rec: rf, types: rf.types}, nil
+		return &field{name: typed, rec: rf, types: rf.types}, nil
 	}
 	for _, p := range s.wild {
 		if strings.HasPrefix(name, p) && len(name) > len(p) {
@@ -164,7 +170,7 @@ func (s *schema) resolve(t token) (*field, error) {
 	if s.body != nil {
 		if !strings.Contains(name, ".") {
 			if ty, ok := s.body[name]; ok {
-				return &field{name: name, path: []string{name}, types: ty}, nil
+				return &field{name: typed, path: []string{name}, types: ty}, nil
 			}
 		} else {
 			path := strings.Split(name, ".")
@@ -176,6 +182,8 @@ func (s *schema) resolve(t token) (*field, error) {
 	e := errorf(t.col, "unknown field %q", name)
 	if best := s.suggest(name); best != "" {
 		e.Hint = "did you mean " + quote(best) + "?"
+	} else if s.body != nil && strings.HasPrefix(name, "kafka.") {
+		e.Hint = "kdissect knows Wireshark's kafka.* names where Kafka gives the field one name (kafka.api_key, kafka.error, ...); for the others use Kafka's (Topic, Name, Principal, ResourceName)"
 	}
 	return nil, e
 }
