@@ -50,14 +50,30 @@ type fileSource struct {
 	link  layers.LinkType
 	n     int // packets returned
 	err   error
+	// secrets receives a pcapng file's Decryption Secrets Blocks
+	// (FileOptions.Secrets).
+	secrets func(kind uint32, data []byte)
+}
+
+// FileOptions are what OpenFileWith and OpenReaderWith are told besides
+// what to read.
+type FileOptions struct {
+	// Secrets, when set, is given what each Decryption Secrets Block of a
+	// pcapng file holds (its secrets type, e.g. SecretsTLSKeyLog, and its
+	// data, valid during the call), once the reading has passed it and
+	// before the packets after it are returned.
+	Secrets func(kind uint32, data []byte)
 }
 
 // OpenFile opens a pcap or pcapng capture, chosen by its magic number, and
 // also gzip- or zstd-compressed (again by magic number); "-" reads standard
 // input. Errors are one sentence naming the file.
-func OpenFile(path string) (Source, error) {
+func OpenFile(path string) (Source, error) { return OpenFileWith(path, FileOptions{}) }
+
+// OpenFileWith is OpenFile, told o.
+func OpenFileWith(path string, o FileOptions) (Source, error) {
 	if path == "-" {
-		return OpenReader("standard input", os.Stdin)
+		return OpenReaderWith("standard input", os.Stdin, o)
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -70,7 +86,7 @@ func OpenFile(path string) (Source, error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	s := &fileSource{name: path, f: f, in: &countingReader{r: f}}
+	s := &fileSource{name: path, f: f, in: &countingReader{r: f}, secrets: o.Secrets}
 	if err := s.open(bufio.NewReaderSize(s.in, readBufferSize)); err != nil {
 		s.Close()
 		return nil, err
@@ -81,7 +97,12 @@ func OpenFile(path string) (Source, error) {
 // OpenReader reads a pcap or pcapng capture from r (a pipe, standard
 // input); name is what errors call it.
 func OpenReader(name string, r io.Reader) (Source, error) {
-	s := &fileSource{name: name, in: &countingReader{r: r}}
+	return OpenReaderWith(name, r, FileOptions{})
+}
+
+// OpenReaderWith is OpenReader, told o.
+func OpenReaderWith(name string, r io.Reader, o FileOptions) (Source, error) {
+	s := &fileSource{name: name, in: &countingReader{r: r}, secrets: o.Secrets}
 	if err := s.open(bufio.NewReaderSize(s.in, readBufferSize)); err != nil {
 		return nil, err
 	}
@@ -195,7 +216,13 @@ func (s *fileSource) openCapture(br *bufio.Reader) error {
 	le := binary.LittleEndian.Uint32(head)
 	switch {
 	case le == 0x0a0d0d0a:
-		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
+		var in io.Reader = br
+		if s.secrets != nil {
+			// The reader's buffer is as large as br's: it reads past br's
+			// buffer, straight from what is below.
+			in = bufio.NewReaderSize(&secretsTap{r: br, onSecrets: s.secrets}, readBufferSize)
+		}
+		ng, err := pcapgo.NewNgReader(in, pcapgo.NgReaderOptions{WantMixedLinkType: true})
 		if err != nil {
 			return s.headerError("pcapng", err)
 		}

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -54,6 +55,9 @@ type Run struct {
 	keys    *tlsdec.KeyLog
 	drop    *dropTarget
 	sources []source
+	// embeddedSkipped counts the key log lines of pcapng files' secrets
+	// blocks that were not understood (counted in keys.Skipped too).
+	embeddedSkipped int
 }
 
 type source struct {
@@ -92,14 +96,19 @@ func Open(o Options, files []string, stdin io.Reader) (*Run, error) {
 			return nil, err
 		}
 	}
+	if r.keys == nil {
+		// A pcapng file may carry its key log (embedded).
+		r.keys = tlsdec.NewKeyLog()
+	}
+	fo := reassembly.FileOptions{Secrets: r.embedded}
 	for _, f := range files {
 		var src reassembly.Source
 		name := f
 		if f == "-" {
 			name = "standard input"
-			src, err = reassembly.OpenReader(name, stdin)
+			src, err = reassembly.OpenReaderWith(name, stdin, fo)
 		} else {
-			src, err = reassembly.OpenFile(f)
+			src, err = reassembly.OpenFileWith(f, fo)
 		}
 		if err != nil {
 			r.Close()
@@ -108,6 +117,22 @@ func Open(o Options, files []string, stdin io.Reader) (*Run, error) {
 		r.sources = append(r.sources, source{path: f, name: name, src: src, size: fileSize(f)})
 	}
 	return r, nil
+}
+
+// embedded takes the secrets a pcapng file carries in its Decryption
+// Secrets Blocks (editcap --inject-secrets), as Wireshark does: TLS key
+// log lines join the --tls-keylog secrets. Lines it does not understand
+// are not --tls-keylog's to report.
+func (r *Run) embedded(kind uint32, data []byte) {
+	if kind != reassembly.SecretsTLSKeyLog {
+		return
+	}
+	k, err := tlsdec.ParseKeyLog(bytes.NewReader(data))
+	if err != nil {
+		return // a bytes.Reader does not fail
+	}
+	r.embeddedSkipped += k.Skipped()
+	r.keys.Merge(k)
 }
 
 func loadKeyLog(ctx context.Context, paths []string, live bool) (*tlsdec.KeyLog, error) {
@@ -179,7 +204,7 @@ func (r *Run) Read(ctx context.Context, l Listener) (Result, error) {
 	s := newSession(r, l)
 	var res Result
 	if r.keys != nil {
-		if n := r.keys.Skipped(); n > 0 {
+		if n := r.keys.Skipped() - r.embeddedSkipped; n > 0 {
 			r.warn("--tls-keylog: skipped %s kdissect does not understand", plural(int64(n), "line"))
 		}
 	}
