@@ -150,3 +150,57 @@ func TestSecretsBlocksThatLie(t *testing.T) {
 		t.Errorf("two blocks beyond the cap together: %d handed over, %d packets, %v; want 1, 1, nil", len(got), n, err)
 	}
 }
+
+// The tap only watches: whatever the bytes, the packets and the error read
+// through it are those read without it, and what it hands over fits the
+// cap.
+func FuzzSecretsTap(f *testing.F) {
+	le, be := binary.LittleEndian, binary.BigEndian
+	pkt := bytes.Repeat([]byte{7}, 40)
+	f.Add(append(append(ngSection(le), ngSecretsBlock(le, SecretsTLSKeyLog, []byte("CLIENT_RANDOM 01 02\n"), 20)...), ngPacket(le, pkt)...))
+	f.Add(append(append(ngSection(be), ngPacket(be, pkt)...), ngSecretsBlock(be, 1, []byte("x"), 1)...))
+	f.Add(append(ngSection(le), ngSecretsBlock(le, SecretsTLSKeyLog, []byte("ab"), 1<<20)...))
+	f.Fuzz(func(t *testing.T, file []byte) {
+		type read struct {
+			data string
+			ts   int64
+			err  string
+		}
+		all := func(o FileOptions) ([]read, error) {
+			src, err := OpenReaderWith("f", bytes.NewReader(file), o)
+			if err != nil {
+				return nil, err
+			}
+			defer src.Close()
+			var out []read
+			for len(out) < 10000 {
+				data, ci, _, err := src.Next()
+				r := read{data: string(data), ts: ci.Timestamp.UnixNano()}
+				if err != nil {
+					r.err = err.Error()
+					out = append(out, r)
+					break
+				}
+				out = append(out, r)
+			}
+			return out, nil
+		}
+		given := 0
+		with, err1 := all(FileOptions{Secrets: func(_ uint32, data []byte) { given += len(data) }})
+		without, err2 := all(FileOptions{})
+		if (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
+			t.Fatalf("open: %v with the tap, %v without", err1, err2)
+		}
+		if len(with) != len(without) {
+			t.Fatalf("%d reads with the tap, %d without", len(with), len(without))
+		}
+		for i := range with {
+			if with[i] != without[i] {
+				t.Fatalf("read %d: %+v with the tap, %+v without", i, with[i], without[i])
+			}
+		}
+		if given > maxSecrets {
+			t.Fatalf("%d bytes of secrets handed over", given)
+		}
+	})
+}
