@@ -13,6 +13,7 @@ import (
 	"github.com/kdissect/kdissect/internal/filter"
 	"github.com/kdissect/kdissect/internal/render"
 	"github.com/kdissect/kdissect/internal/stats"
+	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/tui"
 )
 
@@ -54,6 +55,7 @@ Flags:
 type inputFlags struct {
 	o                capture.Options
 	keyLogs, reads   fileList
+	decodeAs         fileList // -d's ports
 	progress, filter string
 	bar              *render.Progress
 }
@@ -65,6 +67,38 @@ func (l *fileList) String() string { return strings.Join(*l, ",") }
 func (l *fileList) Set(v string) error {
 	*l = append(*l, v)
 	return nil
+}
+
+// prefFlag is tshark's -o for the one preference kdissect has: the TLS
+// key log (also under its old name, ssl.keylog_file).
+type prefFlag struct{ keyLogs *fileList }
+
+func (p prefFlag) String() string { return "" }
+func (p prefFlag) Set(v string) error {
+	name, file, ok := strings.Cut(v, ":")
+	if !ok || file == "" || name != "tls.keylog_file" && name != "ssl.keylog_file" {
+		return errors.New("kdissect takes only tls.keylog_file:FILE (the same as --tls-keylog FILE)")
+	}
+	return p.keyLogs.Set(file)
+}
+
+// decodeAsFlag is tshark's -d for Kafka: tcp.port==PORTS,kafka, or ,tls
+// (which tshark needs to decrypt before it decodes Kafka, and kdissect
+// recognises by itself on any --port), and tls.port==PORTS,kafka.
+type decodeAsFlag struct{ ports *fileList }
+
+func (d decodeAsFlag) String() string { return "" }
+func (d decodeAsFlag) Set(v string) error {
+	sel, proto, ok := strings.Cut(v, ",")
+	field, ports, ok2 := strings.Cut(sel, "==")
+	field, ports = strings.TrimSpace(field), strings.TrimSpace(ports)
+	if !ok || !ok2 || ports == "" || (field != "tcp.port" && field != "tls.port") || (proto != "kafka" && proto != "tls") {
+		return errors.New("kdissect takes tcp.port==PORTS,kafka (or ,tls) and tls.port==PORTS,kafka")
+	}
+	if _, err := reassembly.ParsePorts(ports); err != nil {
+		return err
+	}
+	return d.ports.Set(ports)
 }
 
 func (f *inputFlags) register(fs *flag.FlagSet) {
@@ -87,6 +121,9 @@ func (f *inputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.filter, "Y", "", "display filter `EXPR` (Wireshark's syntax, see README.md): only the messages and events it matches (audit: the rows)")
 	fs.StringVar(&f.filter, "filter", "", "the same as -Y")
 	fs.Var(&f.reads, "r", "read the capture `FILE` (tshark's spelling of a FILE argument; repeatable)")
+	fs.StringVar(&o.Iface, "i", "", "the same as --iface (tshark's spelling)")
+	fs.Var(prefFlag{&f.keyLogs}, "o", "tshark's `tls.keylog_file:FILE`: the same as --tls-keylog FILE (the only preference kdissect takes)")
+	fs.Var(decodeAsFlag{&f.decodeAs}, "d", "tshark's `tcp.port==PORTS,kafka` (or ,tls; tls.port== too): Kafka, in TLS or not, on PORTS too (as --port adds them)")
 	fs.BoolVar(&o.Guess, "guess", false, "decode a response whose request was not captured as the first CreateAcls/DeleteAcls response definition (v0-3) that fits it exactly, marked inferred")
 }
 
@@ -99,6 +136,9 @@ func (f *inputFlags) open(files []string, stdin io.Reader, stderr io.Writer) (*c
 		return nil, capture.UsageError{Msg: "--progress takes auto, always or never"}
 	}
 	f.o.KeyLogs = f.keyLogs
+	if len(f.decodeAs) > 0 {
+		f.o.Ports = strings.Join(append([]string{f.o.Ports}, f.decodeAs...), ",")
+	}
 	f.o.Warn = func(msg string) { fmt.Fprintf(stderr, "kdissect: %s\n", msg) }
 	if f.o.Iface == "" {
 		f.bar = render.NewProgress(stderr, f.progress)
