@@ -466,6 +466,9 @@ func (c *compiler) literal(fl *field, o op, t token) (*lit, error) {
 	}
 	if ty.has(tyAddr) && t.kind != tChar && !o.ordered() {
 		l.addr = parseAddr(t.text)
+		if l.addr.kind == 1 && fl.rec != nil && fl.rec.addrOnly {
+			return nil, errorf(t.col, "%s is an address without its port (tcp.port and tcp.srcport, tcp.dstport are the ports): %s", fl.name, show(t))
+		}
 	}
 	if l.hasInt || l.hasFloat || l.hasBool || l.hasStr || l.hasBytes || l.hasTime || l.addr.kind != 0 {
 		return l, nil

@@ -14,6 +14,7 @@ package filter
 
 import (
 	"errors"
+	"net/netip"
 	"strconv"
 	"sync"
 
@@ -282,11 +283,13 @@ func (e *env) derived(rf *recordField) []Value {
 			dst = accValues(e.acc, b.name, dst)
 		}
 	}
-	if rf.port {
-		for i := range dst {
-			if dst[i].Kind == KindAddr {
-				dst[i] = Int(int64(dst[i].Addr.Port()), "")
-			}
+	for i := range dst {
+		switch {
+		case dst[i].Kind != KindAddr:
+		case rf.port:
+			dst[i] = Int(int64(dst[i].Addr.Port()), "")
+		case rf.addrOnly:
+			dst[i].Addr = netip.AddrPortFrom(dst[i].Addr.Addr(), 0)
 		}
 	}
 	e.buf = dst

@@ -538,6 +538,7 @@ func TestWiresharkNames(t *testing.T) {
 		`kafka.api_key == "CreateAcl"`: `cannot compare kafka.api_key (a number or a name of one) with "CreateAcl" at 18; did you mean "CreateAcls"?`,
 		`kafka.topic_name == "orders"`: `unknown field "kafka.topic_name" at 1; kdissect knows Wireshark's kafka.* names where Kafka gives the field one name (kafka.api_key, kafka.error, ...); for the others use Kafka's (Topic, Name, Principal, ResourceName)`,
 		`tcp.port == "x"`:              `cannot compare tcp.port (a number) with "x" at 13`,
+		`ip.src == 127.0.0.1:9092`:     `ip.src is an address without its port (tcp.port and tcp.srcport, tcp.dstport are the ports): "127.0.0.1:9092" at 11`,
 	} {
 		if _, err := Compile(expr); err == nil || err.Error() != want {
 			t.Errorf("%s:\n got %v\nwant %s", expr, err, want)

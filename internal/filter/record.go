@@ -99,8 +99,9 @@ type recordField struct {
 	// of: a field of Wireshark's that kdissect derives from its own, the
 	// occurrences of these (ip.addr is src and dst); port: their ports
 	// (tcp.port).
-	of   []*recordField
-	port bool
+	of       []*recordField
+	port     bool
+	addrOnly bool // their addresses without the ports (ip.src)
 }
 
 var eventNames = []string{"gap", "unparseable", "incomplete", "unmatched_response", "retransmission",
@@ -224,8 +225,12 @@ var messageFields = func() map[string]*recordField {
 	}
 	both := []*recordField{m["src"], m["dst"]}
 	for _, f := range []*recordField{
-		{name: "ip.addr", types: tyAddr, of: both},
-		{name: "ipv6.addr", types: tyAddr, of: both},
+		{name: "ip.src", types: tyAddr, of: both[:1], addrOnly: true},
+		{name: "ip.dst", types: tyAddr, of: both[1:], addrOnly: true},
+		{name: "ip.addr", types: tyAddr, of: both, addrOnly: true},
+		{name: "ipv6.src", types: tyAddr, of: both[:1], addrOnly: true},
+		{name: "ipv6.dst", types: tyAddr, of: both[1:], addrOnly: true},
+		{name: "ipv6.addr", types: tyAddr, of: both, addrOnly: true},
 		{name: "tcp.port", types: tyInt, of: both, port: true},
 		{name: "tcp.srcport", types: tyInt, of: both[:1], port: true},
 		{name: "tcp.dstport", types: tyInt, of: both[1:], port: true},
@@ -256,10 +261,6 @@ var wiresharkNames = map[string]string{
 	"kafka.client_software_version": "ClientSoftwareVersion",
 	"kafka.message_key":             "key",
 	"kafka.message_value":           "value",
-	"ip.src":                        "src",
-	"ip.dst":                        "dst",
-	"ipv6.src":                      "src",
-	"ipv6.dst":                      "dst",
 	"frame.number":                  "packets",
 }
 
