@@ -42,6 +42,7 @@ Examples:
   kdissect --tui capture.pcap                       interactive hex explorer
   kdissect -Y 'api == "DeleteAcls" && principal == "User:bob"' capture.pcap
   kdissect -q -z latency -z errors capture.pcap     statistics only (-z, as tshark's)
+  kdissect -T fields -e api -e Principal capture.pcap   tshark's columns
   kdissect frame -x --hex 00000015001e0003...       one frame, with its byte layout
 
 Exit status: 0 success, 1 bad input or usage, 2 the input held malformed
@@ -174,9 +175,34 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	fs.Var(&st, "z", "after the messages, print the statistic `NAME`: apis, latency, errors, principals or conns (repeatable)")
 	quiet := fs.Bool("q", false, "print the statistics (-z) only, not the messages")
 	fs.Bool("V", false, "print field trees (the default; tshark's spelling)")
+	format := fs.String("T", "text", "tshark's output `FORMAT`: text (the field trees) or fields (a line of the -e columns per message and event)")
+	var columns, fieldOpts fileList
+	fs.Var(&columns, "e", "with -T fields: a column of the `FIELD` (named as in -Y: api_key, Principal, kafka.api_key, ...); repeatable")
+	fs.Var(&fieldOpts, "E", "with -T fields: tshark's `OPTION` header=y|n, separator=/t|/s|C, aggregator=/s|C, occurrence=a|f|l|N, quote=d|s|n; repeatable")
 	files, err := parseInterspersed(fs, captureUsage, args, stdout)
 	if err != nil {
 		return false, err
+	}
+	var fo render.FieldsOptions
+	switch *format {
+	case "text":
+		if len(columns) > 0 || len(fieldOpts) > 0 {
+			return false, capture.UsageError{Msg: "-e and -E are for -T fields"}
+		}
+	case "fields":
+		if len(columns) == 0 {
+			return false, capture.UsageError{Msg: "-T fields needs at least one -e FIELD"}
+		}
+		if *asJSON || *summary || *explore || *hexDump {
+			return false, capture.UsageError{Msg: "-T fields is an output form of its own: not with --json, --summary, --tui or -x"}
+		}
+		for _, opt := range fieldOpts {
+			if err := render.ParseFieldsOption(&fo, opt); err != nil {
+				return false, capture.UsageError{Msg: err.Error()}
+			}
+		}
+	default:
+		return false, capture.UsageError{Msg: fmt.Sprintf("-T %q: kdissect writes text (the field trees) and fields (-e); for JSON, --json writes NDJSON (kdissect's own contract, see README)", *format)}
 	}
 	if *version {
 		printVersion(stdout)
@@ -212,7 +238,17 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	// not decompressed for them (their CRCs still are checked), unless the
 	// filter reads body fields, records' among them.
 	r.BatchHeadersOnly((*summary || *quiet) && !flt.NeedsBody())
-	p := render.NewPrinter(stdout, form, *hexDump, r.Live())
+	var p interface {
+		capture.Listener
+		Flush() error
+	} = render.NewPrinter(stdout, form, *hexDump, r.Live())
+	if *format == "fields" {
+		cols, err := filter.CompileColumns(columns, r.Registry())
+		if err != nil {
+			return false, capture.UsageError{Msg: err.Error()}
+		}
+		p = render.NewFieldsPrinter(stdout, cols, fo, r.Live())
+	}
 	res, err := in.read(r, filter.Listener(flt, st.Listener(p, *quiet)))
 	if ferr := errors.Join(p.Flush(), st.Write(stdout, *asJSON)); ferr != nil && err == nil && !isBrokenPipe(ferr) {
 		err = ferr

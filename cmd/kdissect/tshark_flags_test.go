@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -49,4 +52,122 @@ func TestTsharkPreferencesAndDecodeAs(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q; want 1, %q", c.args, code, stderr, c.want)
 		}
 	}
+}
+
+// -T fields: a line per record, each column the field's occurrences as
+// -Y reads them; checked against the NDJSON of the same messages.
+func TestTsharkFields(t *testing.T) {
+	const sarama = "../../testdata/pcaps/sarama-acls.pcap"
+	sel := []string{"-Y", "api_key in {30 31}"}
+	out, stderr, code := runCLI(t, "", append([]string{"-T", "fields", "-E", "header=y", "-e", "index", "-e", "kafka.api_key",
+		"-e", "correlation_id", "-e", "Principal", "-e", "ip.src", "-e", "tcp.dstport", "-e", "ErrorCode", sarama}, sel...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if lines[0] != "index\tkafka.api_key\tcorrelation_id\tPrincipal\tip.src\ttcp.dstport\tErrorCode" {
+		t.Errorf("header %q", lines[0])
+	}
+	js, _, _ := runCLI(t, "", append([]string{"--json", sarama}, sel...)...)
+	var want []string
+	for _, l := range strings.Split(strings.TrimSpace(js), "\n") {
+		var m struct {
+			Index         *int
+			APIKey        int `json:"api_key"`
+			CorrelationID int `json:"correlation_id"`
+			Src, Dst      string
+			Tree          jsonNode
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Index == nil {
+			continue // an event: its columns are empty
+		}
+		host, _, _ := strings.Cut(m.Src, ":")
+		_, dport, _ := strings.Cut(m.Dst, ":")
+		want = append(want, strings.Join([]string{strconv.Itoa(*m.Index), strconv.Itoa(m.APIKey), strconv.Itoa(m.CorrelationID),
+			strings.Join(m.Tree.values("Principal"), ","), host, dport, strings.Join(m.Tree.values("ErrorCode"), ",")}, "\t"))
+	}
+	var got []string
+	for _, l := range lines[1:] {
+		if strings.Trim(l, "\t") != "" {
+			got = append(got, l)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(want) < 10 {
+		t.Errorf("-T fields:\n%s\nwant (from --json)\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// -E: separator, aggregator, occurrence, quote.
+	// occurrence, as tshark's, picks in every column.
+	for _, c := range []struct {
+		opts []string
+		want string
+	}{
+		{[]string{"separator=,"}, "17,User:bob,User:Zoë,User:alice,User:Zoë"},
+		{[]string{"aggregator=/s"}, "17\tUser:bob User:Zoë User:alice User:Zoë"},
+		{[]string{"occurrence=f"}, "17\tUser:bob"},
+		{[]string{"occurrence=l"}, "17\tUser:Zoë"},
+		{[]string{"occurrence=2"}, "\tUser:Zoë"},
+		{[]string{"occurrence=9"}, "\t"},
+		{[]string{"quote=d"}, `"17"` + "\t" + `"User:bob","User:Zoë","User:alice","User:Zoë"`},
+		{[]string{"separator=;", "aggregator=|", "header=y"}, "index;Principal\n17;User:bob|User:Zoë|User:alice|User:Zoë"},
+	} {
+		args := []string{"-T", "fields", "-e", "index", "-e", "Principal", "-Y", "index == 17", sarama}
+		for _, o := range c.opts {
+			args = append(args, "-E", o)
+		}
+		out, stderr, code := runCLI(t, "", args...)
+		if code != 0 || out != c.want+"\n" {
+			t.Errorf("-E %v: exit %d %s\n%q\nwant %q", c.opts, code, stderr, out, c.want+"\n")
+		}
+	}
+	// No output form shows a secret unless --show-secrets; -T fields neither.
+	for _, show := range []bool{false, true} {
+		args := []string{"--all", "-T", "fields", "-e", "password", "-e", "AuthBytes", "-e", "proof", "-e", "token", "../../testdata/pcaps/sasl-scram-acls.pcap"}
+		if show {
+			args = append(args, "--show-secrets")
+		}
+		out, _, _ = runCLI(t, "", args...)
+		shown := strings.Contains(out, "admin-secret") || strings.Contains(out, hex.EncodeToString([]byte("admin-secret")))
+		if shown != show {
+			t.Errorf("--show-secrets %v: the password shown %v:\n%s", show, shown, out)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-T", "json", sarama}, `kdissect: -T "json": kdissect writes text (the field trees) and fields (-e); for JSON, --json writes NDJSON (kdissect's own contract, see README)`},
+		{[]string{"-T", "fields", sarama}, `kdissect: -T fields needs at least one -e FIELD`},
+		{[]string{"-e", "api", sarama}, `kdissect: -e and -E are for -T fields`},
+		{[]string{"-T", "fields", "-e", "api", "--json", sarama}, `kdissect: -T fields is an output form of its own: not with --json, --summary, --tui or -x`},
+		{[]string{"-T", "fields", "-e", "Principle", sarama}, `kdissect: -e: unknown field "Principle"; did you mean "Principal"?`},
+		{[]string{"-T", "fields", "-e", "a b", sarama}, `kdissect: -e: "a b" is not a field name`},
+		{[]string{"-T", "fields", "-e", "api", "-E", "occurrence=0", sarama}, `kdissect: -E occurrence=0: not a value occurrence takes`},
+		{[]string{"-T", "fields", "-e", "api", "-E", "bom=y", sarama}, `kdissect: -E bom=y: kdissect takes header=y|n, separator=/t|/s|C, aggregator=/s|C, occurrence=a|f|l|N and quote=d|s|n`},
+	} {
+		_, stderr, code := runCLI(t, "", c.args...)
+		if first, _, _ := strings.Cut(stderr, "\n"); code != 1 || first != c.want {
+			t.Errorf("%q: exit %d, stderr %q; want 1, %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// values are the values of the nodes named name, at any depth, as -T
+// fields writes them.
+func (n *jsonNode) values(name string) []string {
+	var out []string
+	if n.Name == name {
+		switch v := n.Value.(type) {
+		case float64:
+			out = append(out, strconv.FormatInt(int64(v), 10))
+		case string:
+			out = append(out, v)
+		}
+	}
+	for _, c := range n.Children {
+		out = append(out, c.values(name)...)
+	}
+	return out
 }
