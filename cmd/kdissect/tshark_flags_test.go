@@ -171,3 +171,20 @@ func (n *jsonNode) values(name string) []string {
 	}
 	return out
 }
+
+// Wire text in a column is escaped as everywhere else.
+func TestTsharkFieldsEscapeWireText(t *testing.T) {
+	out, stderr, code := runCLI(t, "", "-T", "fields", "-e", "Principal", "-e", "ResourceName", "-e", "client_id",
+		"-e", "ErrorMessage", hostileACLCapture(t))
+	if code != exitMalformed {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.ContainsAny(out, "\x1b\x07\u202e\xff") {
+		t.Errorf("raw wire text:\n%q", out)
+	}
+	for _, want := range []string{`User:\x1b]0;pwned\a\x1b[2J\u202eeve` + "\t" + `ord\xffers` + "\t" + `cli\x1b[31m`, "\t\t\t" + `no \x1b[5mway\x1b[0m`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%q", want, out)
+		}
+	}
+}
