@@ -175,6 +175,8 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	fs.Var(&st, "z", "after the messages, print the statistic `NAME`: apis, latency, errors, principals or conns (repeatable)")
 	quiet := fs.Bool("q", false, "print the statistics (-z) only, not the messages")
 	fs.Bool("V", false, "print field trees (the default; tshark's spelling)")
+	fs.Bool("n", false, "no name resolution (tshark's; kdissect never resolves names)")
+	lineBuffered := fs.Bool("l", false, "write each message out as soon as it is printed (tshark's; a live capture always does)")
 	format := fs.String("T", "text", "tshark's output `FORMAT`: text (the field trees) or fields (a line of the -e columns per message and event)")
 	var columns, fieldOpts fileList
 	fs.Var(&columns, "e", "with -T fields: a column of the `FIELD` (named as in -Y: api_key, Principal, kafka.api_key, ...); repeatable")
@@ -241,13 +243,13 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	var p interface {
 		capture.Listener
 		Flush() error
-	} = render.NewPrinter(stdout, form, *hexDump, r.Live())
+	} = render.NewPrinter(stdout, form, *hexDump, r.Live() || *lineBuffered)
 	if *format == "fields" {
 		cols, err := filter.CompileColumns(columns, r.Registry())
 		if err != nil {
 			return false, capture.UsageError{Msg: err.Error()}
 		}
-		p = render.NewFieldsPrinter(stdout, cols, fo, r.Live())
+		p = render.NewFieldsPrinter(stdout, cols, fo, r.Live() || *lineBuffered)
 	}
 	res, err := in.read(r, filter.Listener(flt, st.Listener(p, *quiet)))
 	if ferr := errors.Join(p.Flush(), st.Write(stdout, *asJSON)); ferr != nil && err == nil && !isBrokenPipe(ferr) {

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -185,6 +187,35 @@ func TestTsharkFieldsEscapeWireText(t *testing.T) {
 	for _, want := range []string{`User:\x1b]0;pwned\a\x1b[2J\u202eeve` + "\t" + `ord\xffers` + "\t" + `cli\x1b[31m`, "\t\t\t" + `no \x1b[5mway\x1b[0m`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%q", want, out)
+		}
+	}
+}
+
+// writeCounter counts its Write calls.
+type writeCounter struct{ n, bytes int }
+
+func (w *writeCounter) Write(p []byte) (int, error) {
+	w.n++
+	w.bytes += len(p)
+	return len(p), nil
+}
+
+// -l writes each record as it is printed, as tshark's; -n changes nothing.
+func TestTsharkLineBuffered(t *testing.T) {
+	const sarama = "../../testdata/pcaps/sarama-acls.pcap"
+	plain, _, _ := runCLI(t, "", "--summary", sarama)
+	for _, args := range [][]string{{"--summary"}, {"--summary", "-l"}, {"-n", "--summary", "-l"}, {"-T", "fields", "-e", "index", "-l"}} {
+		var w writeCounter
+		run(append(args, sarama), nil, &w, io.Discard)
+		lines := strings.Count(plain, "\n")
+		switch {
+		case !slices.Contains(args, "-l") && w.n != 1:
+			t.Errorf("%q: %d writes, want 1", args, w.n)
+		case slices.Contains(args, "-l") && w.n < lines:
+			t.Errorf("%q: %d writes for %d lines", args, w.n, lines)
+		}
+		if args[0] != "-T" && w.bytes != len(plain) {
+			t.Errorf("%q: %d bytes, want %d", args, w.bytes, len(plain))
 		}
 	}
 }
