@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/gopacket"
+	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
 	"github.com/mattn/go-runewidth"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -483,9 +485,14 @@ func cutBefore(t *testing.T, src string, n int) string {
 	})
 }
 
-// rewritePcap copies a capture to a new file with each packet (numbered
-// from 1) as edit returns it: nil leaves it out.
-func rewritePcap(t *testing.T, in string, edit func(i int, data []byte) []byte) string {
+// capturedPacket is a packet of a pcap as pcapgo reads it.
+type capturedPacket struct {
+	ci   gopacket.CaptureInfo
+	data []byte
+}
+
+// readPcap returns a pcap's packets, its snap length and link type.
+func readPcap(t *testing.T, in string) ([]capturedPacket, uint32, layers.LinkType) {
 	t.Helper()
 	f, err := os.Open(in)
 	if err != nil {
@@ -496,12 +503,8 @@ func rewritePcap(t *testing.T, in string, edit func(i int, data []byte) []byte) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	w := pcapgo.NewWriter(&buf)
-	if err := w.WriteFileHeader(r.Snaplen(), r.LinkType()); err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; ; i++ {
+	var pkts []capturedPacket
+	for {
 		data, ci, err := r.ReadPacketData()
 		if err == io.EOF {
 			break
@@ -509,11 +512,28 @@ func rewritePcap(t *testing.T, in string, edit func(i int, data []byte) []byte) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if data = edit(i, append([]byte(nil), data...)); data == nil {
+		pkts = append(pkts, capturedPacket{ci, data})
+	}
+	return pkts, r.Snaplen(), r.LinkType()
+}
+
+// rewritePcap copies a capture to a new file with each packet (numbered
+// from 1) as edit returns it: nil leaves it out.
+func rewritePcap(t *testing.T, in string, edit func(i int, data []byte) []byte) string {
+	t.Helper()
+	pkts, snap, link := readPcap(t, in)
+	var buf bytes.Buffer
+	w := pcapgo.NewWriter(&buf)
+	if err := w.WriteFileHeader(snap, link); err != nil {
+		t.Fatal(err)
+	}
+	for i, pk := range pkts {
+		data := edit(i+1, append([]byte(nil), pk.data...))
+		if data == nil {
 			continue
 		}
-		ci.CaptureLength = len(data)
-		if err := w.WritePacket(ci, data); err != nil {
+		pk.ci.CaptureLength = len(data)
+		if err := w.WritePacket(pk.ci, data); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -17,28 +17,16 @@ import (
 // --inject-secrets tls,KEYS` does.
 func withSecrets(t *testing.T, pcap string, keys []byte) string {
 	t.Helper()
-	f, err := os.Open(pcap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkts, _, link := readPcap(t, pcap)
 	var buf bytes.Buffer
-	w, err := pcapgo.NewNgWriter(&buf, r.LinkType())
+	w, err := pcapgo.NewNgWriter(&buf, link)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.Flush()
 	head := buf.Len() // the section header and the interface
-	for {
-		data, ci, err := r.ReadPacketData()
-		if err != nil {
-			break
-		}
-		if err := w.WritePacket(ci, data); err != nil {
+	for _, pk := range pkts {
+		if err := w.WritePacket(pk.ci, pk.data); err != nil {
 			t.Fatal(err)
 		}
 	}
