@@ -122,7 +122,7 @@ func (f *inputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.filter, "Y", "", "display filter `EXPR` (Wireshark's syntax, see README.md): only the messages and events it matches (audit: the rows)")
 	fs.StringVar(&f.filter, "filter", "", "the same as -Y")
 	fs.Var(&f.reads, "r", "read the capture `FILE` (tshark's spelling of a FILE argument; repeatable)")
-	fs.StringVar(&o.Iface, "i", "", "the same as --iface (tshark's spelling)")
+	fs.StringVar(&o.Iface, "i", "", "the same as --iface `NAME` (tshark's spelling)")
 	fs.Var(prefFlag{&f.keyLogs}, "o", "tshark's `tls.keylog_file:FILE`: the same as --tls-keylog FILE (the only preference kdissect takes)")
 	fs.Var(decodeAsFlag{&f.decodeAs}, "d", "tshark's `tcp.port==PORTS,kafka` (or ,tls; tls.port== too): Kafka, in TLS or not, on PORTS too (as --port adds them)")
 	fs.BoolVar(&o.Guess, "guess", false, "decode a response whose request was not captured as the first CreateAcls/DeleteAcls response definition (v0-3) that fits it exactly, marked inferred")
