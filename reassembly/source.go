@@ -87,7 +87,7 @@ func OpenFileWith(path string, o FileOptions) (Source, error) {
 		return nil, openError(path, err)
 	}
 	s := &fileSource{name: path, f: f, in: &countingReader{r: f}, secrets: o.Secrets}
-	if err := s.open(bufio.NewReaderSize(s.in, readBufferSize)); err != nil {
+	if err := s.open(bufio.NewReaderSize(s.tap(s.in), readBufferSize)); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func OpenReader(name string, r io.Reader) (Source, error) {
 // OpenReaderWith is OpenReader, told o.
 func OpenReaderWith(name string, r io.Reader, o FileOptions) (Source, error) {
 	s := &fileSource{name: name, in: &countingReader{r: r}, secrets: o.Secrets}
-	if err := s.open(bufio.NewReaderSize(s.in, readBufferSize)); err != nil {
+	if err := s.open(bufio.NewReaderSize(s.tap(s.in), readBufferSize)); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -159,6 +159,17 @@ func (c codecReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// tap puts a secretsTap on r, under the buffer the capture is read
+// through, when the secrets are asked for: the tap of a file that is not
+// pcapng (or a compressed one, whose capture is tapped after the
+// decompressor) stops looking at its first bytes.
+func (s *fileSource) tap(r io.Reader) io.Reader {
+	if s.secrets == nil {
+		return r
+	}
+	return &secretsTap{r: r, onSecrets: s.secrets}
+}
+
 // open reads the capture's header, first undoing a gzip or zstd
 // compression recognised by its magic number.
 func (s *fileSource) open(br *bufio.Reader) error {
@@ -176,7 +187,7 @@ func (s *fileSource) open(br *bufio.Reader) error {
 			}
 			return fmt.Errorf("%s: not valid gzip data: %v", s.name, err)
 		}
-		br = bufio.NewReaderSize(codecReader{zr}, readBufferSize)
+		br = bufio.NewReaderSize(s.tap(codecReader{zr}), readBufferSize)
 	case len(magic) == 4 && binary.LittleEndian.Uint32(magic) == 0xfd2fb528:
 		s.codec = "zstd"
 		// One goroutine: the stream is read in order anyway, and the
@@ -187,7 +198,7 @@ func (s *fileSource) open(br *bufio.Reader) error {
 			return fmt.Errorf("%s: cannot read zstd data: %v", s.name, err)
 		}
 		s.dec = zstdCloser{zd}
-		br = bufio.NewReaderSize(codecReader{zd}, readBufferSize)
+		br = bufio.NewReaderSize(s.tap(codecReader{zd}), readBufferSize)
 	}
 	return s.openCapture(br)
 }
@@ -216,13 +227,7 @@ func (s *fileSource) openCapture(br *bufio.Reader) error {
 	le := binary.LittleEndian.Uint32(head)
 	switch {
 	case le == 0x0a0d0d0a:
-		var in io.Reader = br
-		if s.secrets != nil {
-			// The reader's buffer is as large as br's: it reads past br's
-			// buffer, straight from what is below.
-			in = bufio.NewReaderSize(&secretsTap{r: br, onSecrets: s.secrets}, readBufferSize)
-		}
-		ng, err := pcapgo.NewNgReader(in, pcapgo.NgReaderOptions{WantMixedLinkType: true})
+		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
 		if err != nil {
 			return s.headerError("pcapng", err)
 		}

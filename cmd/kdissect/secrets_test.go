@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"encoding/hex"
 	"os"
@@ -61,9 +62,24 @@ func TestEmbeddedKeyLog(t *testing.T) {
 	if code != 0 || strings.Count(want, "CreateAcls") == 0 {
 		t.Fatalf("the pcap with its key log: exit %d\n%s", code, want)
 	}
-	got, stderr, code := runCLI(t, "", "--summary", file)
-	if code != 0 || got != want || stderr != "" {
-		t.Errorf("the pcapng with its key log inside: exit %d, stderr %q, output\n%s\nwant\n%s", code, stderr, got, want)
+	// Compressed, the capture inside is tapped after the decompressor.
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(raw)
+	zw.Close()
+	gzFile := file + ".gz"
+	if err := os.WriteFile(gzFile, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{file, gzFile} {
+		got, stderr, code := runCLI(t, "", "--summary", f)
+		if code != 0 || got != want || stderr != "" {
+			t.Errorf("%s, with its key log inside: exit %d, stderr %q, output\n%s\nwant\n%s", f, code, stderr, got, want)
+		}
 	}
 	out, stderr, code := runCLI(t, "", "audit", "--format", "json", file)
 	if code != 0 || strings.Contains(out, "blind_spot") || !strings.Contains(out, `"principal":"User:mallory"`) {
