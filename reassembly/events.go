@@ -71,12 +71,15 @@ type Gap struct {
 // started (a capture begun mid-connection), not malformed data. Unframed
 // is set, with Leading, when the direction ended before any frame boundary
 // came: then nothing shows what its bytes were (say TLS picked up inside a
-// record, or another protocol), and they are no tail of one frame.
+// record, or another protocol), and they are no tail of one frame. TLS is
+// set, with Leading, when the bytes are TLS records (Config.LeadingTLS
+// found them so): a connection picked up inside a record, after its
+// handshake, which no key log opens.
 type Unparseable struct {
 	Flow
-	StreamOffset, Length int64
-	Time                 time.Time
-	Leading, Unframed    bool
+	StreamOffset, Length   int64
+	Time                   time.Time
+	Leading, Unframed, TLS bool
 }
 
 // Incomplete reports a frame cut short. Want is the frame size including

@@ -200,6 +200,7 @@ func (f *framer) gapCuts(off, n int64, ts time.Time) (inFrame bool) {
 	}
 	if f.resyncing {
 		f.flushJunk(off, ts, false)
+		f.sniff = nil // the bytes after the gap are no continuation: a new look
 	} else if f.have > 0 {
 		if f.size > 0 && n >= 0 && end <= f.fOff+f.size {
 			return true

@@ -173,6 +173,9 @@ func (r *recorder) emit(e Event) {
 		if e.Unframed {
 			s += " unframed"
 		}
+		if e.TLS {
+			s += " tls"
+		}
 	case *Incomplete:
 		s = fmt.Sprintf("incomplete %s off=%d have=%d want=%d %s", dir(e.Flow), e.StreamOffset, e.Have, e.Want, e.Reason)
 	case *Retransmission:

@@ -39,6 +39,12 @@ const (
 	FarAway = 1 << 28
 )
 
+// A Sniffer is shown the bytes a direction starts with, in order: found
+// says they are TLS records, done that more bytes will not change that.
+type Sniffer interface {
+	Feed(data []byte) (found, done bool)
+}
+
 // Config tunes a Pipeline. Zero values mean the defaults above.
 type Config struct {
 	// BrokerPorts says which side of a connection is the broker.
@@ -66,6 +72,11 @@ type Config struct {
 	// port whose client starts with bytes NewLayer accepts is followed too (its
 	// side is decided by who sent the SYN-ACK, or by who sent the first bytes).
 	NewLayer func(f Flow, first []byte) Layer
+	// LeadingTLS, when set, makes a Sniffer for each direction whose first
+	// bytes the framer cannot frame (a capture begun mid-connection): it
+	// is shown them in order and says whether they are TLS records
+	// (Unparseable.TLS).
+	LeadingTLS func() Sniffer
 	// ReorderWait is how long (capture time) an out-of-order segment waits
 	// for the hole before it to be filled.
 	ReorderWait time.Duration

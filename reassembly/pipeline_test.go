@@ -3,6 +3,7 @@ package reassembly
 import (
 	"bytes"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/kdissect/kdissect/internal/testtools/testkit"
@@ -336,5 +337,75 @@ func TestFrameOpened(t *testing.T) {
 				t.Errorf("syn=%v: frame at %d (client %v): Opened=%v", syn, f.StreamOffset, f.FromClient, f.Opened)
 			}
 		}
+	}
+}
+
+// markSniffer finds "TLS!" in the bytes it is shown, and is done after
+// limit of them.
+type markSniffer struct {
+	seen  []byte
+	limit int
+}
+
+func (s *markSniffer) Feed(b []byte) (bool, bool) {
+	s.seen = append(s.seen, b...)
+	found := bytes.Contains(s.seen, []byte("TLS!"))
+	return found, found || len(s.seen) >= s.limit
+}
+
+// Config.LeadingTLS is shown a direction's leading bytes in order, anew
+// after a gap, until it is done; what it finds marks their Unparseable.
+func TestLeadingTLSSniffer(t *testing.T) {
+	var made []*markSniffer
+	cfg := testConfig()
+	cfg.LeadingTLS = func() Sniffer {
+		s := &markSniffer{limit: 700}
+		made = append(made, s)
+		return s
+	}
+	junk := bytes.Repeat([]byte{0x9c, 0x41, 0xe3, 0x07}, 300)
+	for _, c := range []struct {
+		name string
+		send func(v *testkit.Conn)
+		want []string
+		fed  []int // bytes each sniffer was shown
+	}{
+		{"marked", func(v *testkit.Conn) {
+			v.Send(true, junk[:300])
+			v.Send(true, append([]byte("TLS!"), junk[:200]...))
+		}, []string{"unparseable c1> off=0 len=504 leading unframed tls"}, []int{504}},
+		{"unmarked, the sniffer done at its limit", func(v *testkit.Conn) {
+			v.Send(true, junk[:600])
+			v.Send(true, junk[:600])
+		}, []string{"unparseable c1> off=0 len=1200 leading unframed"}, []int{1200}},
+		{"split by a gap", func(v *testkit.Conn) {
+			v.Send(true, append(junk[:100:100], "TL"...))
+			v.CSeq += 10
+			v.Send(true, append([]byte("S!"), junk[:100]...))
+		}, []string{"unparseable c1> off=0 len=102 leading", "gap c1> off=102 len=10", "unparseable c1> off=112 len=102 leading unframed"}, []int{102, 102}},
+	} {
+		made = nil
+		v := newConv(cli, srv, 77, 900)
+		c.send(v)
+		v.Raw(true, v.CSeq, "R", nil, -1)
+		r := run(t, cfg, v.Cap.Packets, nil)
+		wantLines(t, r, append(c.want, "end c1 10.0.0.1:40000>10.0.0.2:9092 reset=true")...)
+		var fed []int
+		for _, s := range made {
+			fed = append(fed, len(s.seen))
+		}
+		if !slices.Equal(fed, c.fed) {
+			t.Errorf("%s: sniffers shown %v bytes, want %v", c.name, fed, c.fed)
+		}
+	}
+	// A direction captured from its SYN is framed from its first byte: no
+	// sniffer, also when its bytes go wrong later.
+	made = nil
+	v := opened()
+	v.Send(true, append([]byte("TLS!"), junk[:40]...))
+	v.Raw(true, v.CSeq, "R", nil, -1)
+	run(t, cfg, v.Cap.Packets, nil)
+	if len(made) != 0 {
+		t.Errorf("%d sniffers for a stream captured from its start", len(made))
 	}
 }

@@ -15,6 +15,12 @@ type resyncState struct {
 	scanFrom, junkOff int64
 	spare             []byte
 	spareMarks        []mark
+	// While a direction's first bytes are not framed (leading), they are
+	// shown to a Config.LeadingTLS sniffer until it knows; tls: they are
+	// TLS records.
+	sniff     Sniffer
+	sniffDone bool
+	tls       bool
 }
 
 // flushJunk reports the bytes skipped while out of sync, up to upTo; ended:
@@ -24,7 +30,7 @@ func (f *framer) flushJunk(upTo int64, ts time.Time, ended bool) {
 		f.p().stats.UnparseableBytes += upTo - f.junkOff
 		leading := !f.whole && !f.framed
 		f.emit(&Unparseable{Flow: f.flow(), StreamOffset: f.junkOff, Length: upTo - f.junkOff, Time: ts,
-			Leading: leading, Unframed: leading && ended})
+			Leading: leading, Unframed: leading && ended, TLS: leading && f.tls})
 	}
 	f.junkOff = upTo
 }
@@ -43,12 +49,32 @@ func (f *framer) startResync(at int64) {
 }
 
 func (f *framer) resyncFeed(data []byte, off int64, pkt int, ts time.Time) {
+	if !f.whole && !f.framed && !f.sniffDone {
+		f.sniffLeading(data)
+	}
 	if len(f.rbuf) == 0 {
 		f.rOff = off
 	}
 	f.rbuf = append(f.rbuf, data...)
 	f.rmarks = append(f.rmarks, mark{off, pkt, ts.UnixNano()})
 	f.scan(ts, false)
+}
+
+// sniffLeading shows the sniffer the next bytes a direction starts with.
+func (f *framer) sniffLeading(data []byte) {
+	if f.sniff == nil {
+		mk := f.cfg().LeadingTLS
+		if mk == nil {
+			f.sniffDone = true
+			return
+		}
+		f.sniff = mk()
+	}
+	found, done := f.sniff.Feed(data)
+	f.tls = f.tls || found
+	if done {
+		f.sniff, f.sniffDone = nil, true
+	}
 }
 
 // maxChain bounds how far the frame chain of a response candidate is

@@ -56,6 +56,9 @@ func expectedBlind(t *testing.T, file string, args ...string) []map[string]any {
 			b["reason"] = ev
 			side()
 			b["length"] = e["length"]
+			if e["tls"] == true {
+				b["tls"] = true // TLS records of a connection picked up inside one
+			}
 		case "unmatched_response":
 			b["reason"] = ev
 			side()

@@ -864,7 +864,7 @@ func TestTLSCaptureBegunMidRecord(t *testing.T) {
 	rows, blind := splitAudit(t, out)
 	sides := map[any]bool{}
 	for _, b := range blind {
-		if b["reason"] != "unparseable" || b["client"] != "127.0.0.1:50100" || b["stream_offset"] != 0.0 {
+		if b["reason"] != "unparseable" || b["client"] != "127.0.0.1:50100" || b["stream_offset"] != 0.0 || b["tls"] != true {
 			t.Errorf("blind spot %v", b)
 		}
 		sides[b["from"]] = true
@@ -878,8 +878,16 @@ func TestTLSCaptureBegunMidRecord(t *testing.T) {
 	}
 	sameBlind(t, blind, expectedBlind(t, pcap, "--port", "9092", "--tls-keylog", shippedTLS+".keylog"))
 	text, errText, code := runCLI(t, "", "--summary", "--tls-keylog", shippedTLS+".keylog", pcap)
-	if code != exitOK || !strings.Contains(text, " 127.0.0.1:50100 → 127.0.0.1:9092 @0 unparseable: skipped 672 bytes and found no frame boundary in them") {
+	if code != exitOK || !strings.Contains(text, " 127.0.0.1:50100 → 127.0.0.1:9092 @0 unparseable: skipped 672 bytes of TLS records (the capture began inside one, after the handshake): encrypted, and no key log can open them\n") {
 		t.Errorf("exit %d, text:\n%s%s", code, text, errText)
+	}
+	// The audit's sentence names them TLS, and -Y finds them.
+	_, errText, _ = runCLI(t, "", "audit", "--tls-keylog", shippedTLS+".keylog", pcap)
+	if want := "kdissect: 2 stretches of bytes on connections to 127.0.0.1:9092 not read as Kafka frames (1982 bytes skipped: TLS records of connections captured after their handshake): changes in them are not in this log\n"; !strings.Contains(errText, want) {
+		t.Errorf("audit stderr %q, want %q", errText, want)
+	}
+	if out, _, _ := runCLI(t, "", "--json", "-Y", `event == "unparseable" && tls && unframed`, "--tls-keylog", shippedTLS+".keylog", pcap); strings.Count(out, "\n") != 2 {
+		t.Errorf("-Y unparseable && tls: %s", out)
 	}
 	// The connections captured from their start keep their frames.
 	if !strings.Contains(text, "CreateAcls v3 request") {

@@ -49,7 +49,9 @@ type BlindSpot struct {
 	// Inferred counts the rows inferred from an unmatched response.
 	Inferred int
 	// tls_no_keys; Midstream: the capture began after the handshake (Why
-	// says so), rather than the key log lacking the secrets
+	// says so), rather than the key log lacking the secrets. Unparseable
+	// with Midstream: the bytes are TLS records of a connection the
+	// capture picked up inside a record
 	Version, Cipher, SNI, Why string
 	Midstream                 bool
 	// a TLS record problem reported as unparseable
@@ -157,6 +159,9 @@ func appendBlindJSON(b []byte, s *BlindSpot) []byte {
 			b = dissect.AppendJSONString(b, kv[1])
 		}
 	}
+	if s.Reason == BlindUnparseable && s.Midstream {
+		b = append(b, `,"tls":true`...)
+	}
 	text("tls_problem", s.TLSProblem)
 	text("message", s.Message)
 	if s.LastSeen != nil {
@@ -181,7 +186,7 @@ func BlindSummary(spots []BlindSpot) []string {
 		bytes          int64
 		unknown        bool // some lengths were not known
 		tls            int  // unparseable: stretches after a TLS problem, whose length no event gives
-		midstream      int  // tls_no_keys: connections captured after their handshake
+		midstream      int  // connections captured after their handshake (tls_no_keys), TLS stretches of them (unparseable)
 		apis           map[string]int
 		conns          map[netip.AddrPort]bool
 	}
@@ -259,7 +264,14 @@ func BlindSummary(spots []BlindSpot) []string {
 		case BlindUnparseable:
 			var what []string
 			if g.n > g.tls {
-				what = append(what, bytes("skipped"))
+				w := bytes("skipped")
+				switch {
+				case g.midstream == g.n:
+					w += ": TLS records of connections captured after their handshake"
+				case g.midstream > 0:
+					w += fmt.Sprintf(", %d of the stretches TLS records captured after the handshake", g.midstream)
+				}
+				what = append(what, w)
 			}
 			if g.tls > 0 {
 				what = append(what, strconv.Itoa(g.tls)+" after a TLS problem, length unknown")

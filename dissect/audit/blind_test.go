@@ -60,10 +60,17 @@ func TestBlindSummaryNamesMidstreamTLS(t *testing.T) {
 		{Reason: BlindTLSNoKeys, Client: client, Broker: b2, Midstream: true},
 		{Reason: BlindTLSNoKeys, Client: client, Broker: b2},
 		{Reason: BlindTLSNoKeys, Client: client, Broker: b2},
+		// TLS records of connections picked up inside a record: unparseable.
+		{Reason: BlindUnparseable, Client: client, Broker: broker, Length: ptr(int64(100)), Midstream: true},
+		{Reason: BlindUnparseable, Client: client, Broker: broker, Length: ptr(int64(20)), Midstream: true},
+		{Reason: BlindUnparseable, Client: client, Broker: b2, Length: ptr(int64(100)), Midstream: true},
+		{Reason: BlindUnparseable, Client: client, Broker: b2, Length: ptr(int64(5))},
 	}
 	want := []string{
 		"1 TLS connection to 192.0.2.1:9092 not decrypted (captured after the handshake): changes on them are not in this log",
 		"3 TLS connections to 192.0.2.2:9093 not decrypted (2 without keys, 1 captured after the handshake): changes on them are not in this log",
+		"2 stretches of bytes on connections to 192.0.2.1:9092 not read as Kafka frames (120 bytes skipped: TLS records of connections captured after their handshake): changes in them are not in this log",
+		"2 stretches of bytes on connections to 192.0.2.2:9093 not read as Kafka frames (105 bytes skipped, 1 of the stretches TLS records captured after the handshake): changes in them are not in this log",
 	}
 	if got := BlindSummary(spots); !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

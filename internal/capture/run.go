@@ -249,6 +249,7 @@ func (r *Run) pipelineConfig(s *session) reassembly.Config {
 		MaxConns:    r.opts.MaxConns,
 		Framing:     s.lib.Framing(r.opts.MaxFrame),
 		NewLayer:    tlslayer.NewFactory(r.keys),
+		LeadingTLS:  func() reassembly.Sniffer { return new(tlsdec.RecordScan) },
 	}
 }
 

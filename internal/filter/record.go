@@ -469,6 +469,8 @@ func eventValues(r *capture.Record, id fieldID, dst []Value) []Value {
 			return append(dst, Bool(e.Leading))
 		case fUnframed:
 			return append(dst, Bool(e.Unframed))
+		case fTLS:
+			return append(dst, Bool(e.TLS))
 		}
 		return length(e.Length)
 	case *reassembly.Retransmission:

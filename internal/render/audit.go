@@ -202,7 +202,7 @@ func (a *Audit) blindSpot(r *capture.Record) (audit.BlindSpot, bool) {
 		if e.Leading && !e.Unframed {
 			return s, false // the tail of a frame sent before the capture began
 		}
-		s.Reason = audit.BlindUnparseable
+		s.Reason, s.Midstream = audit.BlindUnparseable, e.TLS
 		dir()
 		n := e.Length
 		s.Length = &n

@@ -127,6 +127,9 @@ func appendEventJSON(b []byte, r *capture.Record) []byte {
 		if e.Unframed {
 			b = append(b, `,"unframed":true`...)
 		}
+		if e.TLS {
+			b = append(b, `,"tls":true`...)
+		}
 	case *reassembly.Retransmission:
 		b = appendRangeEvent(b, "retransmission", r, e.Length)
 	case *reassembly.BufferLimit:

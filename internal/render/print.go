@@ -191,6 +191,8 @@ func appendEventText(b []byte, r *capture.Record) []byte {
 		b = append(b, "unparseable: skipped "...)
 		b = appendLength(b, e.Length)
 		switch {
+		case e.Unframed && e.TLS:
+			b = append(b, " of TLS records (the capture began inside one, after the handshake): encrypted, and no key log can open them"...)
 		case e.Unframed:
 			// Not the tail of a frame: the direction never reached a boundary.
 			b = append(b, " and found no frame boundary in them (capture began mid-connection): not Kafka, or encrypted (TLS picked up after its handshake)?"...)
