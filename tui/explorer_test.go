@@ -242,6 +242,9 @@ func TestFilterOnEntriesAgreesWithRecords(t *testing.T) {
 		`api_key == 30`, `api_version == 3`, `correlation_id == 4`, `file contains "acls"`, `summary contains "orders"`,
 		`inferred`, `forwarded`, `problems.message`, `time`, `api_name == "SaslAuthenticate"`,
 		`client_software.name == "kgo"`, `client_software.version`,
+		// Wireshark's names, the derived ones included.
+		`kafka`, `!kafka`, `kafka.api_key == 31`, `kafka.error ~= 0`, `ip.src == 127.0.0.1`, `ip.addr == 127.0.0.0/8`,
+		`tcp.port == 9092`, `tcp.dstport == 9092`, `tcp.srcport == 9092`,
 	}
 	const dir = "../testdata/pcaps/"
 	matched := map[string]int{}
@@ -309,7 +312,7 @@ func TestFilterOnEntriesAgreesWithRecords(t *testing.T) {
 	// The comparison means something only where the filters hold.
 	for _, x := range []string{exprs[0], exprs[1], exprs[3], `latency_us > 100`, `client_id`, `tls.version == "1.3"`,
 		`src == 127.0.0.1:46058`, `stream_offset > 500`, `peer`, `auth.source == "sasl"`, `file contains "acls"`,
-		`client_software.name == "kgo"`} {
+		`client_software.name == "kgo"`, `kafka`, `tcp.port == 9092`, `tcp.srcport == 9092`, `ip.addr == 127.0.0.0/8`} {
 		if matched[x] == 0 {
 			t.Errorf("%s matched no message of the captures", x)
 		}

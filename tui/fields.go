@@ -41,6 +41,8 @@ func (a *entryFields) Field(name string, yield func(filter.Value) bool) {
 		yield(filter.Int(n, ""))
 	}
 	switch name {
+	case "kafka":
+		yield(filter.Bool(true)) // Wireshark's protocol field: every message
 	case "api", "api_name":
 		str(e.APIName)
 	case "api_key":

@@ -76,7 +76,8 @@ const (
 	fMessage
 	fForwardedPrincipal
 	fForwardedClient
-	fRow // a key of an audit row
+	fKafka // Wireshark's protocol field: every message
+	fRow   // a key of an audit row
 )
 
 // recordField is a field of every record (or of the records that carry
@@ -223,6 +224,8 @@ var messageFields = func() map[string]*recordField {
 	for _, f := range list {
 		m[f.name] = f
 	}
+	// Wireshark's name of the protocol is a field of its every message.
+	m["kafka"] = &recordField{name: "kafka", id: fKafka, types: tyBool, flag: true}
 	both := []*recordField{m["src"], m["dst"]}
 	for _, f := range []*recordField{
 		{name: "ip.src", types: tyAddr, of: both[:1], addrOnly: true},
@@ -302,6 +305,8 @@ func recordValues(r *capture.Record, id fieldID, dst []Value) []Value {
 func messageValues(r *capture.Record, id fieldID, dst []Value) []Value {
 	m, x := r.Message, &r.Exchange
 	switch id {
+	case fKafka:
+		return append(dst, Bool(true))
 	case fAPI:
 		return append(dst, String(m.APIName))
 	case fAPIKey:
