@@ -244,7 +244,8 @@ func TestFilterOnEntriesAgreesWithRecords(t *testing.T) {
 		`client_software.name == "kgo"`, `client_software.version`,
 		// Wireshark's names, the derived ones included.
 		`kafka`, `!kafka`, `kafka.api_key == 31`, `kafka.error ~= 0`, `ip.src == 127.0.0.1`, `ip.addr == 127.0.0.0/8`,
-		`tcp.port == 9092`, `tcp.dstport == 9092`, `tcp.srcport == 9092`,
+		`tcp.port == 9092`, `tcp.dstport == 9092`, `tcp.srcport == 9092`, `packets in {20..40}`, `frame.number == 25`,
+		`all packets > 30`,
 	}
 	const dir = "../testdata/pcaps/"
 	matched := map[string]int{}
@@ -312,7 +313,7 @@ func TestFilterOnEntriesAgreesWithRecords(t *testing.T) {
 	// The comparison means something only where the filters hold.
 	for _, x := range []string{exprs[0], exprs[1], exprs[3], `latency_us > 100`, `client_id`, `tls.version == "1.3"`,
 		`src == 127.0.0.1:46058`, `stream_offset > 500`, `peer`, `auth.source == "sasl"`, `file contains "acls"`,
-		`client_software.name == "kgo"`, `kafka`, `tcp.port == 9092`, `tcp.srcport == 9092`, `ip.addr == 127.0.0.0/8`} {
+		`client_software.name == "kgo"`, `kafka`, `tcp.port == 9092`, `tcp.srcport == 9092`, `ip.addr == 127.0.0.0/8`, `packets in {20..40}`, `frame.number == 25`} {
 		if matched[x] == 0 {
 			t.Errorf("%s matched no message of the captures", x)
 		}

@@ -86,6 +86,10 @@ func (f *Feed) Record(r *capture.Record) {
 	}
 	e.Latency, e.HasLatency, e.Inferred = x.Latency, x.HasLatency, x.Inferred
 	e.StreamOffset, e.File = r.Offset, r.File
+	e.Packets = make([]int32, len(r.Packets)) // the run reuses r.Packets
+	for i, n := range r.Packets {
+		e.Packets[i] = int32(n)
+	}
 	if e.Peer == 0 || x.PeerCut {
 		e.Peer = -1
 	}

@@ -31,7 +31,6 @@ func (a *entryFields) Message() *dissect.Message {
 // Field yields what kdissect --json writes under name for the entry's
 // message; nothing where NDJSON has no such key, or null. The event
 // fields (length, reason, ...) never occur: the list holds messages only.
-// packets is not kept per entry, so it never occurs either.
 func (a *entryFields) Field(name string, yield func(filter.Value) bool) {
 	e := a.e
 	str := func(s string) {
@@ -43,6 +42,12 @@ func (a *entryFields) Field(name string, yield func(filter.Value) bool) {
 	switch name {
 	case "kafka":
 		yield(filter.Bool(true)) // Wireshark's protocol field: every message
+	case "packets":
+		for _, n := range e.Packets {
+			if !yield(filter.Int(int64(n), "")) {
+				return
+			}
+		}
 	case "api", "api_name":
 		str(e.APIName)
 	case "api_key":

@@ -54,11 +54,12 @@ type Entry struct {
 	HasClientID  bool
 	Latency      time.Duration // on a response: from its request's last byte to its first
 	HasLatency   bool
-	StreamOffset int64  // the first byte's offset in its direction's stream
-	Size         int    // the frame's size, size prefix included
-	File         string // the capture file, "" live
-	Inferred     bool   // decoded by guessing the request (--guess)
-	Forwarded    bool   // an Envelope carrying a forwarded message
+	StreamOffset int64   // the first byte's offset in its direction's stream
+	Packets      []int32 // the numbers of the packets that carried it
+	Size         int     // the frame's size, size prefix included
+	File         string  // the capture file, "" live
+	Inferred     bool    // decoded by guessing the request (--guess)
+	Forwarded    bool    // an Envelope carrying a forwarded message
 	// ForwardedPrincipal and ForwardedClient are who an Envelope request
 	// says the request it forwards is by; "" and not valid when unknown.
 	ForwardedPrincipal string
