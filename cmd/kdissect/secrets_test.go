@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"encoding/hex"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/gopacket/pcapgo"
+
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // withSecrets writes the packets of a pcap as pcapng with a Decryption
@@ -67,12 +68,8 @@ func TestEmbeddedKeyLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(raw)
-	zw.Close()
 	gzFile := file + ".gz"
-	if err := os.WriteFile(gzFile, gz.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(gzFile, testkit.Gzip(raw), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{file, gzFile} {

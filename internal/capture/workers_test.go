@@ -2,7 +2,6 @@ package capture_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -185,14 +184,10 @@ func TestWorkersShippedCaptures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(raw)
-	zw.Close()
 	dir := t.TempDir()
 	cut, zipped := filepath.Join(dir, "cut.pcap"), filepath.Join(dir, "z.pcap.gz")
 	os.WriteFile(cut, raw[:len(raw)*2/3], 0o644)
-	os.WriteFile(zipped, gz.Bytes(), 0o644)
+	os.WriteFile(zipped, testkit.Gzip(raw), 0o644)
 	for _, f := range []string{cut, zipped} {
 		sameAcrossWorkers(t, capture.DefaultOptions(), []string{f}, views[:4])
 	}

@@ -1,6 +1,8 @@
 package testkit
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -327,4 +329,13 @@ func (v *Conn) Fin(fromClient bool) int {
 // Rst appends a reset from one side.
 func (v *Conn) Rst(fromClient bool) int {
 	return v.Raw(fromClient, *v.seq(fromClient), "RA", nil, -1)
+}
+
+// Gzip is b gzip-compressed, as a compressed capture file holds it.
+func Gzip(b []byte) []byte {
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(b) // a bytes.Buffer takes every write
+	w.Close()
+	return z.Bytes()
 }
