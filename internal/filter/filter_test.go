@@ -463,6 +463,7 @@ func TestWiresharkNames(t *testing.T) {
 		{`kafka.error_message`, `ErrorMessage`},
 		{`kafka.client_software_name == "kgo"`, `ClientSoftwareName == "kgo"`},
 		{`frame.number in {20..40}`, `packets in {20..40}`},
+		{`frame.time >= "2026-11-29 18:24:48.8835"`, `time >= "2026-11-29 18:24:48.8835"`},
 		{`ip.src == 127.0.0.1`, `src == 127.0.0.1`},
 		{`ip.dst == 10.0.0.0/8`, `dst == 10.0.0.0/8`},
 		{`ip.addr == 127.0.0.1`, `src == 127.0.0.1 || dst == 127.0.0.1`},

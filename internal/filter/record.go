@@ -265,6 +265,7 @@ var wiresharkNames = map[string]string{
 	"kafka.message_key":             "key",
 	"kafka.message_value":           "value",
 	"frame.number":                  "packets",
+	"frame.time":                    "time",
 }
 
 // recordValues appends the occurrences of a record field: NDJSON's
