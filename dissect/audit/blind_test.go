@@ -33,9 +33,7 @@ func TestBlindSummaryGroupsByReasonAndBroker(t *testing.T) {
 		"1 frame cut short on connections to 192.0.2.1:9092 (1 AlterUserScramCredentials request): changes in them are not in this log",
 		"1 response without its request on connections to 192.0.2.1:9092: 2 rows inferred from it (marked inferred), others may be missing",
 	}
-	if got := BlindSummary(spots); !reflect.DeepEqual(got, want) {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	wantSummary(t, spots, want)
 	if BlindSummary(nil) != nil {
 		t.Error("a complete log has a summary")
 	}
@@ -61,10 +59,10 @@ func TestBlindSummaryNamesMidstreamTLS(t *testing.T) {
 		{Reason: BlindTLSNoKeys, Client: client, Broker: b2},
 		{Reason: BlindTLSNoKeys, Client: client, Broker: b2},
 		// TLS records of connections picked up inside a record: unparseable.
-		{Reason: BlindUnparseable, Client: client, Broker: broker, Length: ptr(int64(100)), Midstream: true},
-		{Reason: BlindUnparseable, Client: client, Broker: broker, Length: ptr(int64(20)), Midstream: true},
-		{Reason: BlindUnparseable, Client: client, Broker: b2, Length: ptr(int64(100)), Midstream: true},
-		{Reason: BlindUnparseable, Client: client, Broker: b2, Length: ptr(int64(5))},
+		{Reason: BlindUnparseable, Client: client, Broker: broker, Length: testkit.Ptr(int64(100)), Midstream: true},
+		{Reason: BlindUnparseable, Client: client, Broker: broker, Length: testkit.Ptr(int64(20)), Midstream: true},
+		{Reason: BlindUnparseable, Client: client, Broker: b2, Length: testkit.Ptr(int64(100)), Midstream: true},
+		{Reason: BlindUnparseable, Client: client, Broker: b2, Length: testkit.Ptr(int64(5))},
 	}
 	want := []string{
 		"1 TLS connection to 192.0.2.1:9092 not decrypted (captured after the handshake): changes on them are not in this log",
@@ -72,6 +70,12 @@ func TestBlindSummaryNamesMidstreamTLS(t *testing.T) {
 		"2 stretches of bytes on connections to 192.0.2.1:9092 not read as Kafka frames (120 bytes skipped: TLS records of connections captured after their handshake): changes in them are not in this log",
 		"2 stretches of bytes on connections to 192.0.2.2:9093 not read as Kafka frames (105 bytes skipped, 1 of the stretches TLS records captured after the handshake): changes in them are not in this log",
 	}
+	wantSummary(t, spots, want)
+}
+
+// wantSummary checks BlindSummary's sentences for spots.
+func wantSummary(t *testing.T, spots []BlindSpot, want []string) {
+	t.Helper()
 	if got := BlindSummary(spots); !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
