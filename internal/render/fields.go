@@ -80,13 +80,11 @@ func ParseFieldsOption(o *FieldsOptions, opt string) error {
 // writes one per packet: every message and event the other forms show, a
 // column empty where the record has no such field.
 type FieldsPrinter struct {
-	w        io.Writer
+	out
 	cols     *filter.Columns
 	o        FieldsOptions
 	follow   bool
-	buf      []byte
 	headered bool
-	err      error
 }
 
 // NewFieldsPrinter returns a printer of cols to w; follow writes each line
@@ -98,7 +96,7 @@ func NewFieldsPrinter(w io.Writer, cols *filter.Columns, o FieldsOptions, follow
 	if o.Aggregator == "" {
 		o.Aggregator = ","
 	}
-	return &FieldsPrinter{w: w, cols: cols, o: o, follow: follow}
+	return &FieldsPrinter{out: out{w: w}, cols: cols, o: o, follow: follow}
 }
 
 func (p *FieldsPrinter) header() {
@@ -195,11 +193,5 @@ func valueText(v *filter.Value) string {
 // the first write error.
 func (p *FieldsPrinter) Flush() error {
 	p.header()
-	if len(p.buf) > 0 && p.err == nil {
-		if _, err := p.w.Write(p.buf); err != nil {
-			p.err = err
-		}
-	}
-	p.buf = p.buf[:0]
-	return p.err
+	return p.flush()
 }

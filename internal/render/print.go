@@ -32,35 +32,44 @@ const (
 // copying every line once more into bufio's buffer was a tenth of its
 // memory traffic.
 type Printer struct {
-	w       io.Writer
+	out
 	form    Form
 	hexDump bool
 	// follow flushes after every record: a live capture is read as it
 	// comes.
 	follow bool
-	buf    []byte
-	err    error
+}
+
+// out is a printer's buffer and where it goes; the first write error
+// stays.
+type out struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+// flush writes what is buffered and returns the first write error.
+func (o *out) flush() error {
+	if len(o.buf) > 0 && o.err == nil {
+		if _, err := o.w.Write(o.buf); err != nil {
+			o.err = err
+		}
+	}
+	o.buf = o.buf[:0]
+	return o.err
 }
 
 // NewPrinter returns a printer of form to w; hexDump adds the byte layout
 // to trees; follow writes each record at once (live).
 func NewPrinter(w io.Writer, form Form, hexDump, follow bool) *Printer {
-	return &Printer{w: w, form: form, hexDump: hexDump, follow: follow}
+	return &Printer{out: out{w: w}, form: form, hexDump: hexDump, follow: follow}
 }
 
 // flushAt is how much the printer buffers before it writes.
 const flushAt = 1 << 20
 
 // Flush writes what is buffered and returns the first write error.
-func (p *Printer) Flush() error {
-	if len(p.buf) > 0 && p.err == nil {
-		if _, err := p.w.Write(p.buf); err != nil {
-			p.err = err
-		}
-	}
-	p.buf = p.buf[:0]
-	return p.err
-}
+func (p *Printer) Flush() error { return p.flush() }
 
 // Record writes r.
 func (p *Printer) Record(r *capture.Record) {
