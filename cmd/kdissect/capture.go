@@ -185,6 +185,10 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	if err != nil {
 		return false, err
 	}
+	if *version {
+		printVersion(stdout)
+		return false, errHelp
+	}
 	var fo render.FieldsOptions
 	switch *format {
 	case "text":
@@ -205,10 +209,6 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 		}
 	default:
 		return false, capture.UsageError{Msg: fmt.Sprintf("-T %q: kdissect writes text (the field trees) and fields (-e); for JSON, --json writes NDJSON (kdissect's own contract, see README)", *format)}
-	}
-	if *version {
-		printVersion(stdout)
-		return false, errHelp
 	}
 	if *asJSON && *summary || *asJSON && *explore || *summary && *explore || *explore && (st.Len() > 0 || *quiet) {
 		return false, capture.UsageError{Msg: "choose one of --json, --summary and --tui (the explorer has no statistics: -z and -q are not for it)"}
