@@ -226,7 +226,7 @@ func (s *fileSource) openCapture(br *bufio.Reader) error {
 	}
 	le := binary.LittleEndian.Uint32(head)
 	switch {
-	case le == 0x0a0d0d0a:
+	case le == ngSectionHeader:
 		ng, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
 		if err != nil {
 			return s.headerError("pcapng", err)
