@@ -50,13 +50,18 @@ type out struct {
 
 // flush writes what is buffered and returns the first write error.
 func (o *out) flush() error {
-	if len(o.buf) > 0 && o.err == nil {
-		if _, err := o.w.Write(o.buf); err != nil {
+	o.write(o.buf)
+	o.buf = o.buf[:0]
+	return o.err
+}
+
+// write writes b unless a write failed before.
+func (o *out) write(b []byte) {
+	if len(b) > 0 && o.err == nil {
+		if _, err := o.w.Write(b); err != nil {
 			o.err = err
 		}
 	}
-	o.buf = o.buf[:0]
-	return o.err
 }
 
 // NewPrinter returns a printer of form to w; hexDump adds the byte layout
@@ -73,20 +78,57 @@ func (p *Printer) Flush() error { return p.flush() }
 
 // Record writes r.
 func (p *Printer) Record(r *capture.Record) {
+	p.grow()
+	p.buf = p.Render(p.buf, r)
+	p.written()
+}
+
+// Render appends what Record writes of r to b. It reads nothing but r and
+// the printer's form, so runs on any goroutine (capture.Renderer).
+func (p *Printer) Render(b []byte, r *capture.Record) []byte {
+	if p.form == JSON {
+		return appendRecordJSON(b, r)
+	}
+	return p.appendRecordText(b, r)
+}
+
+// emitDirect is the output of a record written as it is, not copied into
+// the buffer: the record of a Produce or Fetch frame under --all --json is
+// ten times the frame, and copying it on the run's goroutine would be what
+// the goroutines rendering in parallel wait for.
+const emitDirect = 64 << 10
+
+// Emit writes output Render made, as Record would have.
+func (p *Printer) Emit(b []byte) {
+	if len(b) >= emitDirect {
+		p.flush()
+		p.write(b)
+		return
+	}
+	if len(p.buf)+len(b) > flushAt {
+		p.flush()
+	}
+	p.grow()
+	p.buf = append(p.buf, b...)
+	p.written()
+}
+
+// Immediate reports whether each record is written as it comes.
+func (p *Printer) Immediate() bool { return p.follow }
+
+func (p *Printer) grow() {
 	if p.buf == nil && !p.follow {
 		// Grown by doubling, the buffer would be copied and dropped ten
 		// times on its way to flushAt; a run of a few messages touches
 		// only the pages it writes.
 		p.buf = make([]byte, 0, flushAt+flushAt/8)
 	}
-	b := p.buf
-	if p.form == JSON {
-		b = appendRecordJSON(b, r)
-	} else {
-		b = p.appendRecordText(b, r)
-	}
-	p.buf = b
-	if len(b) >= flushAt || p.follow {
+}
+
+// written flushes after a record once enough is buffered, or each record
+// when following.
+func (p *Printer) written() {
+	if len(p.buf) >= flushAt || p.follow {
 		p.Flush()
 	}
 }
