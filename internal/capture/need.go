@@ -49,7 +49,13 @@ func (s *session) skip(o origin, x *dissect.Exchange, opts dissect.Options, fram
 		return true
 	}
 	if s.need == nil {
-		return false
+		if s.pool == nil {
+			return false
+		}
+		s.pool.message(&Record{Kind: KindMessage, File: o.file, Flow: o.flow, Time: o.time, Offset: o.offset,
+			Packets: o.packets, TLS: o.tls, Exchange: *x}, frame)
+		s.handed++
+		return true
 	}
 	h, ok := s.reg.PeekHead(frame, opts)
 	if !ok {

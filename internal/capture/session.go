@@ -40,6 +40,8 @@ type session struct {
 	need Needer
 	reg  *dissect.Registry
 	head *head
+	// pool, when set, decodes and renders the messages (see Renderer).
+	pool *renderPool
 }
 
 func newSession(r *Run, l Listener) *session {
@@ -138,6 +140,10 @@ func (k sink) hand(r *Record) {
 	r.Malformed = Malformed(r)
 	if r.Malformed {
 		k.s.malformed = true
+	}
+	if k.s.pool != nil {
+		k.s.pool.record(r)
+		return
 	}
 	k.s.l.Record(r)
 }

@@ -194,6 +194,10 @@ func (r *Run) pipelined(ctx context.Context, s *session, res *Result) error {
 	// A listener that panics leaves through here: the reader must not
 	// wait for it forever.
 	defer close(f.quit)
+	if l, ok := s.l.(Renderer); ok && r.opts.Iface == "" && !l.Immediate() {
+		s.pool = newRenderPool(l, r.reg, r.workers())
+		defer s.pool.stop()
+	}
 	for b := range f.full {
 		for i := range b.items {
 			it := &b.items[i]
@@ -212,6 +216,10 @@ func (r *Run) pipelined(ctx context.Context, s *session, res *Result) error {
 		}
 		b.reset()
 		f.free <- b // never blocks: it holds every batch there is
+	}
+	if s.pool != nil {
+		s.pool.emit(true)
+		s.malformed = s.malformed || s.pool.malformed
 	}
 	return rerr
 }

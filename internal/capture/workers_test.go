@@ -43,6 +43,7 @@ var views = []view{
 	{name: "json", form: render.JSON},
 	{name: "all tree -x", form: render.Tree, hex: true, all: true},
 	{name: "all summary", form: render.Summary, all: true},
+	{name: "all json", form: render.JSON, all: true},
 	{name: "all json -z", form: render.JSON, all: true, stats: []string{"apis", "latency", "errors", "principals", "conns"}},
 	{name: "all -q -z", form: render.Summary, all: true, quiet: true, stats: []string{"apis", "latency", "errors", "principals", "conns"}},
 	{name: "all summary -Y", form: render.Summary, all: true, filter: `api == "CreateAcls" || direction == "response"`},
