@@ -159,15 +159,16 @@ func (c codecReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// tap puts a secretsTap on r, under the buffer the capture is read
-// through, when the secrets are asked for: the tap of a file that is not
-// pcapng (or a compressed one, whose capture is tapped after the
-// decompressor) stops looking at its first bytes.
+// tap puts what looks at a pcapng stream's blocks on r, under the buffer
+// the capture is read through: an ngGuard, and a secretsTap when the
+// secrets are asked for. Both stop looking at the first bytes of a file
+// that is not pcapng (or a compressed one, whose capture is tapped after
+// the decompressor).
 func (s *fileSource) tap(r io.Reader) io.Reader {
-	if s.secrets == nil {
-		return r
+	if s.secrets != nil {
+		r = &secretsTap{r: r, onSecrets: s.secrets}
 	}
-	return &secretsTap{r: r, onSecrets: s.secrets}
+	return &ngGuard{r: r}
 }
 
 // open reads the capture's header, first undoing a gzip or zstd
