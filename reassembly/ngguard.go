@@ -213,7 +213,7 @@ func (g *ngGuard) block(b []byte, off int64) (int, *ngBlockError) {
 		fixed, head = 4, 12
 	}
 	if n < 12 || n < 8+fixed+4 {
-		return 0, &ngBlockError{off, fmt.Sprintf("a block of type %#x and %d bytes, too short for its fields", g.typ, n)}
+		return 0, &ngBlockError{off, fmt.Sprintf("%s of %d bytes, too short for its fields", ngBlockName(g.typ), n)}
 	}
 	if len(b) < head {
 		return head, nil
@@ -295,4 +295,20 @@ func (g *ngGuard) option(b []byte, off int64) (int, *ngBlockError) {
 	g.left -= v
 	g.skip = 4 + v
 	return 0, nil
+}
+
+func ngBlockName(typ uint32) string {
+	switch typ {
+	case ngSectionHeader:
+		return "a section header"
+	case ngIDB:
+		return "an interface description block"
+	case ngPB, ngEPB:
+		return "a packet block"
+	case ngSPB:
+		return "a simple packet block"
+	case ngISB:
+		return "an interface statistics block"
+	}
+	return fmt.Sprintf("a block of type %#x", typ)
 }

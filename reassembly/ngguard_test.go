@@ -113,7 +113,11 @@ func TestNgGuardStopsLyingLengths(t *testing.T) {
 			"timestamp resolution 0x14"},
 		{"nanoseconds", cat(ngHeader(le), tsresol(le, 9), ngPacket(le, pkt)), 1, ""},
 		{"a block of 8 bytes", cat(ngSection(le), le.AppendUint32(le.AppendUint32(nil, 6), 8), ngPacket(le, pkt)), 0,
-			"a block of type 0x6 and 8 bytes, too short for its fields"},
+			"a packet block of 8 bytes, too short for its fields"},
+		{"a block of 4 bytes", cat(ngSection(le), le.AppendUint32(le.AppendUint32(nil, 0x0bad), 4), ngPacket(le, pkt)), 0,
+			"bad record after packet 0: byte 48 of the pcapng stream: a block of type 0xbad of 4 bytes, too short for its fields"},
+		{"a section header of no known byte order", append([]byte{0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 1, 2, 3, 4}, make([]byte, 16)...), 0,
+			"f: bad pcapng header: byte 0 of the pcapng stream: a section header of no known byte order"},
 	} {
 		pkts, err, alloc := readAllocating(t, c.file)
 		if len(pkts) != c.packets {

@@ -213,6 +213,9 @@ func (s *fileSource) openCapture(br *bufio.Reader) error {
 	if ce := (codecError{}); errors.As(err, &ce) {
 		return s.codecErr(ce, "the capture's header", "in the capture's header")
 	}
+	if be := (*ngBlockError)(nil); errors.As(err, &be) && len(head) < 4 {
+		return s.headerError("pcapng", err)
+	}
 	if len(head) == 0 {
 		if err != nil && err != io.EOF {
 			return fmt.Errorf("%s: cannot read: %v", s.name, err)
