@@ -195,8 +195,9 @@ func (r *Run) pipelined(ctx context.Context, s *session, res *Result) error {
 	// wait for it forever.
 	defer close(f.quit)
 	if l, ok := s.l.(Renderer); ok && r.opts.Iface == "" && !l.Immediate() {
-		s.pool = newRenderPool(l, r.reg, r.workers())
-		defer s.pool.stop()
+		p := newRenderPool(l, r.reg, r.workers())
+		s.pool = p
+		defer p.stop()
 	}
 	for b := range f.full {
 		for i := range b.items {
@@ -217,9 +218,10 @@ func (r *Run) pipelined(ctx context.Context, s *session, res *Result) error {
 		b.reset()
 		f.free <- b // never blocks: it holds every batch there is
 	}
-	if s.pool != nil {
-		s.pool.emit(true)
-		s.malformed = s.malformed || s.pool.malformed
+	if p := s.pool; p != nil {
+		p.emit(true)
+		s.malformed = s.malformed || p.malformed
+		s.pool = nil // anything after the capture goes straight to the listener
 	}
 	return rerr
 }
