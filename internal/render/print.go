@@ -84,7 +84,8 @@ func (p *Printer) Record(r *capture.Record) {
 }
 
 // Render appends what Record writes of r to b. It reads nothing but r and
-// the printer's form, so runs on any goroutine (capture.Renderer).
+// the printer's settings (form, -x), so runs on any goroutine
+// (capture.Renderer).
 func (p *Printer) Render(b []byte, r *capture.Record) []byte {
 	if p.form == JSON {
 		return appendRecordJSON(b, r)
