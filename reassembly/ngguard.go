@@ -19,6 +19,8 @@ import (
 // short for its fields or a timestamp resolution pcapgo would divide by
 // zero with ends the stream there with an ngBlockError, which the reader
 // reports. A stream that does not start as pcapng is passed on untouched.
+// On the way it hands over the Decryption Secrets Blocks (secrets), by
+// the same walk.
 type ngGuard struct {
 	r     io.Reader
 	state uint8
@@ -36,6 +38,14 @@ type ngGuard struct {
 	typ    uint32
 	ifaces int    // interfaces in this section
 	snap0  uint32 // interface 0's snap length, as pcapgo sees it
+
+	// onSecrets, when set, is handed each Decryption Secrets Block's
+	// secrets (see secrets); body collects the block, keep says the
+	// current block is one, given counts the secrets handed over.
+	onSecrets func(kind uint32, data []byte)
+	body      []byte
+	keep      bool
+	given     int
 }
 
 const (
@@ -158,10 +168,16 @@ func (g *ngGuard) scan(b []byte) (int, *ngBlockError) {
 	for {
 		if g.skip > 0 {
 			k := int(min(g.skip, int64(len(b)-i)))
+			if g.keep {
+				g.body = append(g.body, b[i:i+k]...)
+			}
 			i += k
 			g.skip -= int64(k)
 			if g.skip > 0 {
 				return i, nil
+			}
+			if g.keep {
+				g.secrets()
 			}
 		}
 		if i == len(b) {
@@ -263,6 +279,9 @@ func (g *ngGuard) block(b []byte, off int64) (int, *ngBlockError) {
 		g.skip, g.inOpts, g.left = 8+fixed, true, n-8-fixed
 	} else {
 		g.skip = n
+	}
+	if g.typ == ngSecrets && g.onSecrets != nil && int64(g.given)+n <= maxSecrets {
+		g.keep, g.body = true, g.body[:0]
 	}
 	return 0, nil
 }

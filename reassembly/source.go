@@ -159,16 +159,13 @@ func (c codecReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// tap puts what looks at a pcapng stream's blocks on r, under the buffer
-// the capture is read through: an ngGuard, and a secretsTap when the
-// secrets are asked for. Both stop looking at the first bytes of a file
-// that is not pcapng (or a compressed one, whose capture is tapped after
-// the decompressor).
+// tap puts an ngGuard on r, under the buffer the capture is read through:
+// it checks a pcapng stream's blocks and hands over their secrets when
+// they are asked for, and stops looking at the first bytes of a file that
+// is not pcapng (or a compressed one, whose capture is tapped after the
+// decompressor).
 func (s *fileSource) tap(r io.Reader) io.Reader {
-	if s.secrets != nil {
-		r = &secretsTap{r: r, onSecrets: s.secrets}
-	}
-	return &ngGuard{r: r}
+	return &ngGuard{r: r, onSecrets: s.secrets}
 }
 
 // open reads the capture's header, first undoing a gzip or zstd
