@@ -86,8 +86,7 @@ func (g *ngGuard) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	if g.state == guardOff {
-		n, err := g.r.Read(p)
-		return n, err
+		return g.r.Read(p)
 	}
 	if g.err != nil {
 		return 0, g.err
@@ -220,9 +219,8 @@ func (g *ngGuard) block(b []byte, off int64) (int, *ngBlockError) {
 		}
 		g.ifaces, g.snap0 = 0, 0
 	}
-	if g.order == nil {
-		return 0, &ngBlockError{off, "a block before the first section header"}
-	}
+	// g.order is set: a stream is guarded only when it starts with a
+	// section header.
 	g.typ = g.order.Uint32(b)
 	n := int64(g.order.Uint32(b[4:]))
 	// fixed: the bytes of fields after type and length that pcapgo reads
