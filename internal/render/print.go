@@ -70,8 +70,9 @@ func NewPrinter(w io.Writer, form Form, hexDump, follow bool) *Printer {
 	return &Printer{out: out{w: w}, form: form, hexDump: hexDump, follow: follow}
 }
 
-// flushAt is how much the printer buffers before it writes.
-const flushAt = 1 << 20
+// flushAt is how much the printer buffers before it writes: enough to
+// make a write rare, and little for a short run to allocate.
+const flushAt = 256 << 10
 
 // Flush writes what is buffered and returns the first write error.
 func (p *Printer) Flush() error { return p.flush() }
@@ -119,9 +120,9 @@ func (p *Printer) Immediate() bool { return p.follow }
 
 func (p *Printer) grow() {
 	if p.buf == nil && !p.follow {
-		// Grown by doubling, the buffer would be copied and dropped ten
-		// times on its way to flushAt; a run of a few messages touches
-		// only the pages it writes.
+		// Grown by doubling, the buffer would be copied and dropped
+		// again and again on its way to flushAt; a run of a few messages
+		// touches only the pages it writes.
 		p.buf = make([]byte, 0, flushAt+flushAt/8)
 	}
 }
