@@ -151,6 +151,11 @@ type Session[M any] struct {
 	// that a Produce or Fetch costs no allocation.
 	stub     Message
 	stubTree Node
+	// freeEntries and freePending are entries handed out and requests
+	// answered, for the next ones: a made one for every frame shown and
+	// every request was most of what a run over TLS allocated (see free).
+	freeEntries []*entry[M]
+	freePending []*pending[M]
 }
 
 // conn is a connection's state.
@@ -211,6 +216,54 @@ type entry[M any] struct {
 	// bytes its request may be in. drop: matched late to an API that is
 	// not handed out.
 	waiting, awaiting, drop bool
+	// pinned: a pending request's held names it, and may still write to
+	// it. emitted: handed out. An entry is reused only when both are
+	// over (free).
+	pinned, emitted bool
+}
+
+// Free lists stay short: they hold what a burst of exchanges in flight
+// needs, not the largest burst ever seen.
+const maxFree = 64
+
+// entry is a zero entry, reused or made.
+func (s *Session[M]) entry() *entry[M] {
+	if n := len(s.freeEntries); n > 0 {
+		e := s.freeEntries[n-1]
+		s.freeEntries[n-1] = nil
+		s.freeEntries = s.freeEntries[:n-1]
+		return e
+	}
+	return new(entry[M])
+}
+
+// free takes back e once it is handed out and no pending request names
+// it: nothing of the session reaches it then (the sink got copies).
+func (s *Session[M]) free(e *entry[M]) {
+	if !e.emitted || e.pinned || len(s.freeEntries) >= maxFree {
+		return
+	}
+	*e = entry[M]{}
+	s.freeEntries = append(s.freeEntries, e)
+}
+
+// unpin says that the pending request p, answered, forgotten or
+// replaced, no longer names its entry.
+func (s *Session[M]) unpin(p *pending[M]) {
+	if e := p.held; e != nil {
+		p.held = nil
+		e.pinned = false
+		s.free(e)
+	}
+}
+
+// dropPending takes back p, out of its connection's pending map.
+func (s *Session[M]) dropPending(p *pending[M]) {
+	s.unpin(p)
+	if len(s.freePending) < maxFree {
+		*p = pending[M]{}
+		s.freePending = append(s.freePending, p)
+	}
 }
 
 // NewSession returns a session that decodes with reg and hands out to
@@ -329,7 +382,10 @@ func (c *conn[M]) isKafka(f FrameInfo) bool {
 
 func (s *Session[M]) newEntry(meta M, c *conn[M], f FrameInfo) *entry[M] {
 	s.index++
-	return &entry[M]{meta: meta, conn: f.Conn, time: f.First, x: Exchange{Index: s.index, Software: c.soft}, size: len(f.Data), head: f.Head}
+	e := s.entry()
+	e.meta, e.conn, e.time, e.size, e.head = meta, f.Conn, f.First, len(f.Data), f.Head
+	e.x.Index, e.x.Software = s.index, c.soft
+	return e
 }
 
 // identity is what is known of c's identity now.
@@ -392,7 +448,7 @@ func (s *Session[M]) request(meta M, c *conn[M], f FrameInfo) {
 		s.index++
 		s.observe(c, h.APIKey, f.Data, o)
 		if !unanswered(h, f.Data) {
-			c.expect(h, s.index, f.Last, false)
+			s.expectOn(c, h, s.index, f.Last, false)
 		}
 		return
 	}
@@ -432,24 +488,37 @@ func (s *Session[M]) expect(c *conn[M], h RequestHead, e *entry[M], last time.Ti
 	if unanswered {
 		return s.shows(h.APIKey, e.opts.Inner)
 	}
-	p := c.expect(h, index, last, isCut)
+	p := s.expectOn(c, h, index, last, isCut)
 	p.inner = e.opts.Inner
 	if !s.shows(h.APIKey, e.opts.Inner) {
 		return false
 	}
 	e.waiting = s.Hold
-	p.held = e
+	p.held, e.pinned = e, true
 	return true
 }
 
-// expect records a request awaiting its response.
-func (c *conn[M]) expect(h RequestHead, index int, last time.Time, cut bool) *pending[M] {
+// expectOn records a request awaiting its response on c.
+func (s *Session[M]) expectOn(c *conn[M], h RequestHead, index int, last time.Time, cut bool) *pending[M] {
 	if len(c.pending) >= maxPendingPerConn {
 		// A client that never reads its responses (or acks=0 producers)
 		// must not grow this without bound; forget the oldest.
-		c.evictOldest()
+		s.evictOldest(c)
 	}
-	p := &pending[M]{key: h.APIKey, ver: h.APIVersion, index: index, last: last, cut: cut}
+	var p *pending[M]
+	if n := len(s.freePending); n > 0 {
+		p = s.freePending[n-1]
+		s.freePending[n-1] = nil
+		s.freePending = s.freePending[:n-1]
+	} else {
+		p = new(pending[M])
+	}
+	*p = pending[M]{key: h.APIKey, ver: h.APIVersion, index: index, last: last, cut: cut}
+	if old := c.pending[h.CorrelationID]; old != nil {
+		// The client reused the id of a request still unanswered: the
+		// older one can no longer be told its response.
+		s.dropPending(old)
+	}
 	c.pending[h.CorrelationID] = p
 	if len(c.order) > 2*len(c.pending)+16 {
 		// Mostly answered: keep only those still pending, so that order
@@ -502,23 +571,26 @@ func (s *Session[M]) Cut(meta M, f CutInfo) {
 			if p.held != nil {
 				p.held.setPeer(e.cut.Index)
 			}
+			s.dropPending(p)
 		}
 	}
 	s.enqueue(e)
 	s.pump()
 }
 
-func (c *conn[M]) evictOldest() {
+func (s *Session[M]) evictOldest(c *conn[M]) {
 	for len(c.order) > 0 {
 		r := c.order[0]
 		c.order = c.order[1:]
 		if !c.live(r) {
 			continue
 		}
-		if old := c.pending[r.corr]; old.held != nil {
+		old := c.pending[r.corr]
+		if old.held != nil {
 			old.held.waiting = false
 		}
 		delete(c.pending, r.corr)
+		s.dropPending(old)
 		return
 	}
 }
@@ -533,6 +605,7 @@ func (s *Session[M]) response(meta M, c *conn[M], f FrameInfo) {
 			p.held.setPeer(s.index)
 		}
 		s.observe(c, p.key, f.Data, Options{Direction: Response, APIKey: p.key, APIVersion: p.ver, Head: f.Head, Mechanism: c.id.Mechanism()})
+		s.dropPending(p)
 		return
 	}
 	e := s.newEntry(meta, c, f)
@@ -563,6 +636,7 @@ func (s *Session[M]) response(meta M, c *conn[M], f FrameInfo) {
 	e.frame = s.copyFrame(f.Data)
 	e.x.Peer, e.x.PeerCut = p.index, p.cut
 	e.x.Latency, e.x.HasLatency = f.First.Sub(p.last), true
+	s.dropPending(p)
 	s.enqueue(e)
 }
 
@@ -591,6 +665,9 @@ func (s *Session[M]) ConnEnd(connID uint64) {
 	}
 	for _, e := range c.awaiting {
 		e.waiting, e.awaiting = false, false
+	}
+	for _, p := range c.pending {
+		s.dropPending(p)
 	}
 	delete(s.conns, connID)
 	s.pump()
@@ -688,6 +765,8 @@ func (s *Session[M]) emit(e *entry[M]) {
 			delete(c.awaiting, e.corr)
 		}
 	}
+	e.emitted = true
+	defer s.free(e)
 	if e.drop {
 		return
 	}

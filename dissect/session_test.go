@@ -174,3 +174,46 @@ func TestSessionNamesTheClientSoftware(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionReusesEntriesOnlyWhenFree: a request handed out by its hold
+// timeout is still named by its pending request, and its response writes
+// to it when it comes. Its entry must not be reused meanwhile: the request
+// after it (made once it was handed out) keeps its own peer and waits for
+// its own response. A reused correlation id and a closed connection take
+// their requests back without touching a later entry either.
+func TestSessionReusesEntriesOnlyWhenFree(t *testing.T) {
+	req := func(corr int32) []byte { return testkit.KmsgRequest(sampleCreateReq(3, 0), corr, testkit.Ptr("c")) }
+	resp := kmsg.NewPtrCreateACLsResponse()
+	resp.SetVersion(3)
+	resp.Results = append(resp.Results, kmsg.NewCreateACLsResponseResult())
+	r := &sessionLog{}
+	s := NewSession[string](NewRegistry(), r)
+	s.Hold = true
+	const late = 31_000 // ms: past holdFor
+	s.Frame("a", client(1, 0, req(1)))
+	s.Pass("tick", at(late)) // a is handed out, unanswered
+	s.Frame("b", client(1, late+1, req(2)))
+	s.Frame("ra", broker(1, late+2, testkit.KmsgResponse(resp, 1)))
+	s.Frame("c", client(1, late+3, req(3)))
+	s.Frame("c2", client(1, late+4, req(3))) // the id again, c unanswered
+	s.Frame("rb", broker(1, late+5, testkit.KmsgResponse(resp, 2)))
+	s.Frame("d", client(2, late+6, req(7)))
+	s.ConnEnd(2)
+	s.Frame("e", client(1, late+7, req(8)))
+	s.Frame("rc2", broker(1, late+8, testkit.KmsgResponse(resp, 3)))
+	s.Frame("re", broker(1, late+9, testkit.KmsgResponse(resp, 8)))
+	s.Flush()
+	checkLines(t, r.lines,
+		"a #1 CreateAcls request peer=0",
+		"tick",
+		"b #2 CreateAcls request peer=6",
+		"ra #3 CreateAcls response peer=1 31.002s",
+		"c #4 CreateAcls request peer=0",
+		"c2 #5 CreateAcls request peer=9",
+		"rb #6 CreateAcls response peer=2 4ms",
+		"d #7 CreateAcls request peer=0",
+		"e #8 CreateAcls request peer=10",
+		"rc2 #9 CreateAcls response peer=5 4ms",
+		"re #10 CreateAcls response peer=8 2ms",
+	)
+}
