@@ -781,11 +781,12 @@ func (s *Session[M]) emit(e *entry[M]) {
 			s.guess(e)
 		}
 	default:
-		x := e.x
+		// e.x is handed over, not a copy of it: a copy taken by address
+		// for Skip went to the heap, once a message.
 		e.opts.MaxDecompressed, e.opts.BatchHeaders = s.MaxDecompressed, s.BatchHeaders
-		x.Options = e.opts
-		if s.Skip == nil || !s.Skip(e.meta, &x, e.opts, e.frame) {
-			s.sink.Message(e.meta, x, s.dec.Decode(e.frame, e.opts))
+		e.x.Options = e.opts
+		if s.Skip == nil || !s.Skip(e.meta, &e.x, e.opts, e.frame) {
+			s.sink.Message(e.meta, e.x, s.dec.Decode(e.frame, e.opts))
 		}
 		s.recycle(e)
 	}
