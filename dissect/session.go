@@ -226,15 +226,17 @@ type entry[M any] struct {
 // needs, not the largest burst ever seen.
 const maxFree = 64
 
-// entry is a zero entry, reused or made.
-func (s *Session[M]) entry() *entry[M] {
-	if n := len(s.freeEntries); n > 0 {
-		e := s.freeEntries[n-1]
-		s.freeEntries[n-1] = nil
-		s.freeEntries = s.freeEntries[:n-1]
-		return e
+// reuse takes the last of a free list, or a new zero value when it is
+// empty (what it holds was zeroed when freed).
+func reuse[T any](free *[]*T) *T {
+	n := len(*free)
+	if n == 0 {
+		return new(T)
 	}
-	return new(entry[M])
+	v := (*free)[n-1]
+	(*free)[n-1] = nil
+	*free = (*free)[:n-1]
+	return v
 }
 
 // free takes back e once it is handed out and no pending request names
@@ -382,7 +384,7 @@ func (c *conn[M]) isKafka(f FrameInfo) bool {
 
 func (s *Session[M]) newEntry(meta M, c *conn[M], f FrameInfo) *entry[M] {
 	s.index++
-	e := s.entry()
+	e := reuse(&s.freeEntries)
 	e.meta, e.conn, e.time, e.size, e.head = meta, f.Conn, f.First, len(f.Data), f.Head
 	e.x.Index, e.x.Software = s.index, c.soft
 	return e
@@ -505,14 +507,7 @@ func (s *Session[M]) expectOn(c *conn[M], h RequestHead, index int, last time.Ti
 		// must not grow this without bound; forget the oldest.
 		s.evictOldest(c)
 	}
-	var p *pending[M]
-	if n := len(s.freePending); n > 0 {
-		p = s.freePending[n-1]
-		s.freePending[n-1] = nil
-		s.freePending = s.freePending[:n-1]
-	} else {
-		p = new(pending[M])
-	}
+	p := reuse(&s.freePending)
 	*p = pending[M]{key: h.APIKey, ver: h.APIVersion, index: index, last: last, cut: cut}
 	if old := c.pending[h.CorrelationID]; old != nil {
 		// The client reused the id of a request still unanswered: the
