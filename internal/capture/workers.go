@@ -34,6 +34,7 @@ const (
 	batchItems  = 256
 	batchBytes  = 256 << 10
 	feedBatches = 4
+	batchHeads  = 32 << 10
 )
 
 type itemKind uint8
@@ -96,6 +97,7 @@ type feed struct {
 	full, free chan *batch
 	quit       chan struct{} // closed when the dissector gives up
 	cur        *batch
+	made       int  // batches made so far
 	live       bool // hand every event over at once: a live capture shows it as it comes
 }
 
@@ -104,20 +106,37 @@ type feed struct {
 type quitting struct{}
 
 func newFeed(live bool) *feed {
-	f := &feed{full: make(chan *batch, feedBatches), free: make(chan *batch, feedBatches), quit: make(chan struct{}), live: live}
-	for range feedBatches {
-		f.free <- &batch{items: make([]item, 0, batchItems)}
+	return &feed{full: make(chan *batch, feedBatches), free: make(chan *batch, feedBatches), quit: make(chan struct{}), live: live}
+}
+
+// next is the batch to fill: one given back, else a new one while fewer
+// than feedBatches exist, else the first given back. A dissector that
+// keeps up makes two batches take turns: the others' memory (70 KiB of
+// frames each) is never touched, which costs a page fault per 4 KiB.
+func (f *feed) next() *batch {
+	select {
+	case b := <-f.free:
+		return b
+	default:
 	}
-	return f
+	if f.made < feedBatches {
+		f.made++
+		// Room for the heads of a batch of frames whose bodies are not
+		// kept: growing by append would leave each smaller array behind,
+		// fresh memory never used again while there is no collection.
+		return &batch{items: make([]item, 0, batchItems), buf: make([]byte, 0, batchHeads), ints: make([]int, 0, batchHeads/8)}
+	}
+	select {
+	case b := <-f.free:
+		return b
+	case <-f.quit:
+		panic(quitting{})
+	}
 }
 
 func (f *feed) add(it item) {
 	if f.cur == nil {
-		select {
-		case f.cur = <-f.free:
-		case <-f.quit:
-			panic(quitting{})
-		}
+		f.cur = f.next()
 	}
 	b := f.cur
 	if it.note == nil {
