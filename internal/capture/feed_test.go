@@ -8,7 +8,7 @@ import (
 
 // A dissector that gives each batch back before the next one is needed
 // keeps the reader on one batch; one that holds them makes up to
-// feedBatches, and the reader then waits for one given back.
+// feedBatches, and then the reader fills those given back.
 func TestFeedMakesBatchesWhenNeeded(t *testing.T) {
 	fill := func(f *feed) *batch {
 		for range batchItems {

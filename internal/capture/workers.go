@@ -112,7 +112,8 @@ func newFeed(live bool) *feed {
 // next is the batch to fill: one given back, else a new one while fewer
 // than feedBatches exist, else the first given back. A dissector that
 // keeps up makes two batches take turns: the others' memory (70 KiB of
-// frames each) is never touched, which costs a page fault per 4 KiB.
+// frame slots each) is never touched, and a first touch costs a page
+// fault per 4 KiB.
 func (f *feed) next() *batch {
 	select {
 	case b := <-f.free:
