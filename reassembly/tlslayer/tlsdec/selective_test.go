@@ -414,28 +414,39 @@ func (h *headsOnly) Unread(fromClient bool) (skip, head int64) {
 
 func (h *headsOnly) Settled(bool) bool { return true }
 
-// The client's records of the bulk capture decrypted whole, and as heads.
+// The client's records of the bulk capture decrypted whole, and as heads,
+// fed at once and in segments of 1448 bytes as TCP delivers them (records
+// then come in pieces and are collected).
 func BenchmarkDecryptSelective(b *testing.B) {
 	cp := bulkCapture(b)
 	kl, _ := ParseKeyLog(strings.NewReader(cp.keyLog))
-	for _, sel := range []bool{false, true} {
-		b.Run(fmt.Sprintf("heads=%v", sel), func(b *testing.B) {
-			b.SetBytes(int64(len(cp.client)))
-			b.ReportAllocs()
-			for b.Loop() {
-				c := NewConn(kl)
-				h := new(headsOnly)
-				if sel {
-					c.SetReader(h)
-				}
-				out := func(o Output) {
-					if o.FromClient {
-						h.pos += int64(len(o.Data) + o.Len)
+	for _, seg := range []int{0, 1448} {
+		for _, sel := range []bool{false, true} {
+			b.Run(fmt.Sprintf("seg=%d/heads=%v", seg, sel), func(b *testing.B) {
+				b.SetBytes(int64(len(cp.client)))
+				b.ReportAllocs()
+				for b.Loop() {
+					c := NewConn(kl)
+					h := new(headsOnly)
+					if sel {
+						c.SetReader(h)
+					}
+					out := func(o Output) {
+						if o.FromClient {
+							h.pos += int64(len(o.Data) + o.Len)
+						}
+					}
+					c.Feed(false, cp.server, out)
+					for rest := cp.client; len(rest) > 0; {
+						n := len(rest)
+						if seg > 0 {
+							n = min(n, seg)
+						}
+						c.Feed(true, rest[:n], out)
+						rest = rest[n:]
 					}
 				}
-				c.Feed(false, cp.server, out)
-				c.Feed(true, cp.client, out)
-			}
-		})
+			})
+		}
 	}
 }
