@@ -94,7 +94,8 @@ func (d *decoder) node(name, typ string, k Kind) *Node {
 	d.slab = d.slab[:len(d.slab)+1]
 	d.used++
 	n := &d.slab[len(d.slab)-1]
-	*n = Node{Name: name, Type: typ, Kind: k, Offset: d.off, Category: d.cat}
+	*n = Node{}
+	n.Name, n.Type, n.Kind, n.Offset, n.Category = name, typ, k, d.off, d.cat
 	d.stack = append(d.stack, n)
 	return n
 }
