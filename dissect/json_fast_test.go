@@ -27,11 +27,22 @@ func TestAppendJSONInt(t *testing.T) {
 }
 
 func TestRecordBytesJSON(t *testing.T) {
-	for _, v := range []string{
+	cases := []string{
 		"a", `"`, `\`, `{"id":1,"s":"a\"b\\c"}`, "plain text of some length",
 		strings.Repeat(`x"\`, 60), strings.Repeat("é", 100), "tab\there", "\x00\x01", "\x7f", "\xff",
 		strings.Repeat("abcdefg\"", 30), "bidi\u202e", "zero\u200bwidth",
-	} {
+	}
+	// A quote, a backslash or a character of 2-4 bytes at every position
+	// of the words copied whole, and around the cut at recordTextMax.
+	for _, c := range []string{`"`, `\`, "é", "€", "𝄞"} {
+		for i := 0; i < 40; i++ {
+			cases = append(cases, strings.Repeat("a", i)+c+strings.Repeat("b", 40-i))
+		}
+		for i := recordTextMax - 5; i <= recordTextMax+1; i++ {
+			cases = append(cases, strings.Repeat("a", i)+c+strings.Repeat("b", 20))
+		}
+	}
+	for _, v := range cases {
 		n := &Node{Kind: KindBytes, Category: CatRecord, Bytes: []byte(v), lenKind: lenVarint, rawLen: int64(len(v))}
 		want := string(appendJSONDisplay(nil, n))
 		got := `"` + string(n.appendLenNote(appendRecordBytesJSON(nil, n.Bytes))) + `"`

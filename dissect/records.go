@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -1036,21 +1037,25 @@ func appendRecordBytes(b []byte, v []byte) []byte {
 	return appendCutNote(b, cut, v)
 }
 
+// recordTextCut is the part of v the text form shows; v is printable
+// UTF-8.
 func recordTextCut(v []byte) []byte {
-	cut := v
-	if len(cut) > recordTextMax {
-		cut = cut[:recordTextMax]
-		for len(cut) > 0 && !utf8.Valid(cut) { // do not split a character
-			cut = cut[:len(cut)-1]
-		}
+	if len(v) <= recordTextMax {
+		return v
 	}
-	return cut
+	// v is valid UTF-8: a cut splits a character where the byte after it
+	// continues one.
+	k := recordTextMax
+	for k > 0 && !utf8.RuneStart(v[k]) {
+		k--
+	}
+	return v[:k]
 }
 
 func appendCutNote(b, cut, v []byte) []byte {
 	if len(cut) < len(v) {
 		b = append(b, "… ("...)
-		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = appendJSONInt(b, int64(len(v)))
 		b = append(b, " bytes)"...)
 	}
 	return b
@@ -1072,7 +1077,24 @@ func appendRecordBytesJSON(b, v []byte) []byte {
 	out := b[n : n+4+4*len(cut)]
 	out[0], out[1] = '\\', '"'
 	j := 2
-	for _, c := range cut {
+	t := cut
+	// A word at a time: the bytes before its first quote or backslash
+	// are copied with one store, then that one is escaped. JSON text has
+	// a quote every few bytes, and runs of plain text between.
+	for len(t) >= 8 {
+		x := binary.LittleEndian.Uint64(t)
+		binary.LittleEndian.PutUint64(out[j:], x)
+		m := zeroBytes8(x^('"'*ones8)) | zeroBytes8(x^('\\'*ones8))
+		if m == 0 {
+			j, t = j+8, t[8:]
+			continue
+		}
+		i := bits.TrailingZeros64(m) / 8
+		j += i
+		out[j], out[j+1], out[j+2], out[j+3] = '\\', '\\', '\\', t[i]
+		j, t = j+4, t[i+1:]
+	}
+	for _, c := range t {
 		if c == '"' || c == '\\' {
 			out[j], out[j+1], out[j+2] = '\\', '\\', '\\'
 			j += 3
@@ -1125,7 +1147,7 @@ func appendHexPrefix(b []byte, v []byte) []byte {
 	b = appendHexBytes(b, v[:min(len(v), max)])
 	if len(v) > max {
 		b = append(b, "… ("...)
-		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = appendJSONInt(b, int64(len(v)))
 		b = append(b, " bytes)"...)
 	}
 	return b
@@ -1163,6 +1185,15 @@ func printableUTF8(v []byte) bool {
 		i += size
 	}
 	return true
+}
+
+const ones8 = 0x0101010101010101
+
+// zeroBytes8 has the high bit set of each zero byte of x, and maybe of
+// bytes above one: a borrow can flag a byte past a zero, never one
+// before the first, so the lowest bit set is the first zero byte.
+func zeroBytes8(x uint64) uint64 {
+	return (x - ones8) &^ x & 0x8080808080808080
 }
 
 // printableASCII8 reports whether the 8 bytes of v are all printable
