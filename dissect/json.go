@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf16"
@@ -61,9 +62,16 @@ func appendProblems(dst []byte, ps []Problem) []byte {
 }
 
 func appendNodeJSON(dst []byte, n *Node) []byte {
-	var t treeJSON
-	return t.node(dst, n, 0, 0)
+	t := treeJSONs.Get().(*treeJSON)
+	dst = t.node(dst, n, 0, 0)
+	treeJSONs.Put(t)
+	return dst
 }
+
+// treeJSONs keeps memos from one tree for the next: the messages of a
+// capture are mostly of a few kinds, each with the same nodes at the
+// same places, which a fresh memo would look up again in every message.
+var treeJSONs = sync.Pool{New: func() any { return new(treeJSON) }}
 
 func (t *treeJSON) node(dst []byte, n *Node, depth, index int) []byte {
 	if n == nil {
@@ -136,6 +144,12 @@ type nodeJSONParts struct {
 	tail           string // ,"doc":…,"category":"…","children":[
 }
 
+// fits is whether p holds n's parts, told by the strings' addresses.
+func (p *nodeJSONParts) fits(n *Node, named bool) bool {
+	return p != nil && p.named == named && p.cat == n.Category && sameString(p.typ, n.Type) && sameString(p.doc, n.Doc) &&
+		(!named || sameString(p.name, n.Name))
+}
+
 // nodeParts caches the parts by a hash of the strings' contents: the
 // entry found is used only when its strings are equal to the node's (a
 // comparison that the same constant passes by its pointer), so a
@@ -152,8 +166,11 @@ const partsBits = 13
 // depth and child position (both cut to 16): the nodes of a record are
 // those of the record before it, so their parts are found by comparing
 // the strings' addresses, without a hash or a look at the shared cache.
+// Two a position, the newer first: where nodes take turns (a record's
+// header count says "no headers follow" in most records and "1 element
+// follows" in some), each finds its own.
 type treeJSON struct {
-	memo [16][16]*nodeJSONParts
+	memo [16][16][2]*nodeJSONParts
 }
 
 // sameString is whether a and b are the same string in memory, which
@@ -164,14 +181,15 @@ func sameString(a, b string) bool {
 
 // appendNodeHead writes n's members up to its value, and returns the
 // parts for the rest; slot is n's entry in the memo.
-func appendNodeHead(dst []byte, n *Node, slot **nodeJSONParts) ([]byte, *nodeJSONParts) {
+func appendNodeHead(dst []byte, n *Node, slot *[2]*nodeJSONParts) ([]byte, *nodeJSONParts) {
 	// An element's name ends in its index.
 	named := len(n.Name) == 0 || n.Name[len(n.Name)-1] != ']'
-	p := *slot
-	if p == nil || p.named != named || p.cat != n.Category || !sameString(p.typ, n.Type) || !sameString(p.doc, n.Doc) ||
-		named && !sameString(p.name, n.Name) {
-		p = nodeJSONPartsOf(n, named)
-		*slot = p
+	p := slot[0]
+	if !p.fits(n, named) {
+		if p = slot[1]; !p.fits(n, named) {
+			p = nodeJSONPartsOf(n, named)
+		}
+		slot[0], slot[1] = p, slot[0]
 	}
 	if !named {
 		dst = append(dst, `{"name":`...)
