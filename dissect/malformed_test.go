@@ -438,15 +438,19 @@ func allocBytes(fn func()) uint64 {
 
 // TestJSONMatchesTree reads the JSON of every sample frame, and of hostile
 // and damaged ones, back with encoding/json and checks it node by node
-// against the tree: name, type, display, offset, size, children.
+// against the tree: name, type, value, display, offset, size, children.
+// Record batches are among them (plain, compressed, two in one records
+// field, cut short), whose keys and values lie inside the records field's
+// bytes.
 func TestJSONMatchesTree(t *testing.T) {
 	type jnode struct {
-		Name     string  `json:"name"`
-		Type     string  `json:"type"`
-		Display  string  `json:"display"`
-		Offset   int     `json:"offset"`
-		Size     int     `json:"size"`
-		Children []jnode `json:"children"`
+		Name     string          `json:"name"`
+		Type     string          `json:"type"`
+		Value    json.RawMessage `json:"value"`
+		Display  string          `json:"display"`
+		Offset   int             `json:"offset"`
+		Size     int             `json:"size"`
+		Children []jnode         `json:"children"`
 	}
 	msgs := []*Message{
 		Builtin().Decode(testkit.KmsgResponse(hostileCreateResp(), 1), Options{Direction: Response, APIKey: 30, APIVersion: 1}),
@@ -454,6 +458,16 @@ func TestJSONMatchesTree(t *testing.T) {
 	}
 	for _, s := range sampleFrames(2) {
 		msgs = append(msgs, s.decode())
+	}
+	rs := []kmsg.Record{rec(0, "k0", "v\"0\u00e9"), rec(1, "", "\x00\x01binary", "h", "\xff"), rec(2, "key-2", "")}
+	plain := batch(t, batchSpec{base: 7, records: rs})
+	for _, f := range [][]byte{
+		produce(9, plain),
+		produce(9, append(append([]byte{}, plain...), batch(t, batchSpec{base: 10, records: rs[1:]})...)),
+		produce(9, batch(t, batchSpec{attrs: codecGzip, records: rs})),
+		produce(9, plain[:len(plain)-5]),
+	} {
+		msgs = append(msgs, Builtin().Decode(f, Options{}))
 	}
 	for _, m := range msgs {
 		var doc struct {
@@ -474,6 +488,12 @@ func TestJSONMatchesTree(t *testing.T) {
 			}
 			if j.Name != n.Name || j.Type != n.Type || j.Display != display || j.Offset != n.Offset || j.Size != n.Size || len(j.Children) != len(n.Children) {
 				t.Errorf("%s: JSON node %+v, tree %s", m.Summary, j, appendLabel(nil, n))
+				return false
+			}
+			var got, want any
+			wantJSON, _ := json.Marshal(n.Value())
+			if json.Unmarshal(j.Value, &got) != nil || json.Unmarshal(wantJSON, &want) != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: %s has value %s in the JSON, %s in the tree", m.Summary, n.Name, j.Value, wantJSON)
 				return false
 			}
 			for i := range j.Children {
