@@ -2,7 +2,10 @@ package dissect
 
 import (
 	"bytes"
+	"strconv"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // A reused Decoder must give exactly what a fresh decode gives, whatever
@@ -13,7 +16,10 @@ func TestDecoderReuseMatchesFreshDecodes(t *testing.T) {
 	frames = append(frames,
 		seedFrame{"seed cut", true, 30, 3, seed[:19]},
 		seedFrame{"seed", true, 30, 3, seed},
-		seedFrame{"unknown key", true, 0, 0, []byte{0, 0, 0, 10, 3, 231, 0, 1, 0, 0, 0, 9, 0, 0}})
+		seedFrame{"unknown key", true, 0, 0, []byte{0, 0, 0, 10, 3, 231, 0, 1, 0, 0, 0, 9, 0, 0}},
+		// Thousands of records wait on the decoder's stack at once.
+		seedFrame{"Produce, 3000 records", true, 0, 9, produce(9, batch(t, batchSpec{records: manyRecords(3000)}))},
+		seedFrame{"Produce, 3 records", true, 0, 9, produce(9, batch(t, batchSpec{records: manyRecords(3)}))})
 	x := Builtin().NewDecoder()
 	for round := 0; round < 2; round++ {
 		for _, f := range frames {
@@ -50,6 +56,26 @@ func TestDecoderSteadyStateAllocations(t *testing.T) {
 	if reused >= fresh {
 		t.Errorf("reused decoder allocates %v times, a fresh decode %v", reused, fresh)
 	}
+	// A batch of thousands of records allocates no more than one of a few:
+	// its storage, its stack included, is the decoder's from the last time.
+	allocs := func(n int) float64 {
+		frame := produce(9, batch(t, batchSpec{records: manyRecords(n)}))
+		x.Decode(frame, Options{})
+		return testing.AllocsPerRun(10, func() { x.Decode(frame, Options{}) })
+	}
+	if few, many := allocs(20), allocs(2000); many > few {
+		t.Errorf("a reused decoder allocates %v times for 2000 records, %v for 20", many, few)
+	}
+}
+
+// manyRecords is n records with keys and values and without headers (a
+// header key is a string, made anew in each decode).
+func manyRecords(n int) []kmsg.Record {
+	rs := make([]kmsg.Record, n)
+	for i := range rs {
+		rs[i] = rec(int32(i), "key-"+strconv.Itoa(i), "value")
+	}
+	return rs
 }
 
 // A capture that skips the body of an API it is not showing in full hands
