@@ -107,6 +107,9 @@ func (t *treeJSON) node(dst []byte, n *Node, depth, index int) []byte {
 		dst = append(dst, `,"source":`...)
 		dst = appendJSONInt(dst, int64(n.Source))
 	}
+	if len(n.Children) == 0 && len(n.Problems) == 0 {
+		return append(dst, p.leaf...) // most nodes: one copy to the end
+	}
 	dst = append(dst, p.tail...)
 	for i, c := range n.Children {
 		if i > 0 {
@@ -142,6 +145,7 @@ type nodeJSONParts struct {
 	named          bool   // head has the name; else the caller writes it
 	head           string // {"name":…,"type":…,"value": (without the name: ,"type":…)
 	tail           string // ,"doc":…,"category":"…","children":[
+	leaf           string // tail and the end of a node without children: ]}
 }
 
 // fits is whether p holds n's parts, told by the strings' addresses.
@@ -228,9 +232,9 @@ func nodeJSONPartsOf(n *Node, named bool) *nodeJSONParts {
 	b = AppendJSONString(b, n.Doc)
 	b = append(b, `,"category":"`...)
 	b = append(b, n.Category.String()...)
-	b = append(b, `","children":[`...)
+	b = append(b, `","children":[]}`...)
 	s := string(b)
-	p := &nodeJSONParts{name: name, typ: n.Type, doc: n.Doc, cat: n.Category, named: named, head: s[:head], tail: s[head:]}
+	p := &nodeJSONParts{name: name, typ: n.Type, doc: n.Doc, cat: n.Category, named: named, head: s[:head], tail: s[head : len(s)-2], leaf: s[head:]}
 	s1.Store(s0.Load())
 	s0.Store(p)
 	return p
