@@ -29,8 +29,14 @@ type Renderer interface {
 const (
 	renderAhead      = 4
 	renderAheadBytes = 4 << 20
-	// renderKeep is the largest buffer a finished job keeps for the next.
-	renderKeep = 4 << 20
+	// renderKeep is the largest buffer a finished job keeps for the next,
+	// and renderKeepBig what the jobs keep at most of larger ones: a 1 MiB
+	// Produce frame of 10,000 records renders 20 MB of NDJSON, and growing
+	// a new buffer to that for each job by append (a quarter at a time)
+	// copied it several times over. The frames in flight are bounded, so
+	// is their output: up to about twenty times renderAheadBytes.
+	renderKeep    = 4 << 20
+	renderKeepBig = 32 * renderAheadBytes
 )
 
 // renderJob is a record on its way through a renderer: a message to
@@ -39,6 +45,7 @@ type renderJob struct {
 	rec   Record
 	frame []byte
 	out   []byte
+	big   int // cap(out) as counted in renderPool.big, when over renderKeep
 	fault any // a renderer's panic, raised again on the run's goroutine
 	done  chan struct{}
 }
@@ -53,6 +60,7 @@ type renderPool struct {
 	free  []*renderJob
 	held  int // bytes of the frames in queue
 	most  int // jobs in queue at most
+	big   int // bytes of the output buffers over renderKeep the jobs keep
 	// malformed: a message a renderer decoded was malformed.
 	malformed bool
 }
@@ -148,13 +156,27 @@ func (p *renderPool) emit(all bool) {
 		p.malformed = p.malformed || j.rec.Malformed
 		p.l.Emit(j.out)
 		j.rec = Record{}
-		if cap(j.out) > renderKeep {
-			j.out = nil
-		}
+		p.keepOut(j)
 		if cap(j.frame) > renderKeep {
 			j.frame = nil
 		}
 		p.free = append(p.free, j)
+	}
+}
+
+// keepOut decides whether j's output buffer stays for its next job: one
+// of up to renderKeep always, a larger one while those kept add up to no
+// more than renderKeepBig.
+func (p *renderPool) keepOut(j *renderJob) {
+	p.big -= j.big
+	j.big = 0
+	switch c := cap(j.out); {
+	case c <= renderKeep:
+	case p.big+c <= renderKeepBig:
+		p.big += c
+		j.big = c
+	default:
+		j.out = nil
 	}
 }
 

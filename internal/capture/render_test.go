@@ -170,3 +170,29 @@ func TestRenderPoolOnlyWhenNotImmediate(t *testing.T) {
 		t.Errorf("the pool wrote %d bytes, the run's goroutine %d, not the same", len(outs[0]), len(outs[1]))
 	}
 }
+
+// A finished job keeps a small output buffer always, and big ones only up
+// to renderKeepBig across the pool; giving one up frees its share.
+func TestRenderPoolKeepsBigBuffersBounded(t *testing.T) {
+	p := &renderPool{}
+	small := &renderJob{out: make([]byte, 0, renderKeep)}
+	p.keepOut(small)
+	if cap(small.out) != renderKeep || p.big != 0 {
+		t.Fatalf("small buffer: cap %d, big %d", cap(small.out), p.big)
+	}
+	size := renderKeepBig/2 - 1
+	a, b, c := &renderJob{out: make([]byte, 0, size)}, &renderJob{out: make([]byte, 0, size)}, &renderJob{out: make([]byte, 0, size)}
+	p.keepOut(a)
+	p.keepOut(b)
+	p.keepOut(c)
+	if a.out == nil || b.out == nil || c.out != nil || p.big != 2*size {
+		t.Fatalf("kept %v %v %v, big %d", a.out != nil, b.out != nil, c.out != nil, p.big)
+	}
+	a.out = make([]byte, 0, 16) // its next job's output was small: a's share is free again
+	p.keepOut(a)
+	c.out = make([]byte, 0, size)
+	p.keepOut(c)
+	if c.out == nil || p.big != 2*size {
+		t.Fatalf("after a shrank: c kept %v, big %d", c.out != nil, p.big)
+	}
+}
