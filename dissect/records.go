@@ -57,9 +57,10 @@ const maxWrapperDepth = 8
 const maxDecompressedFactor = 4
 
 // nodeBudget is the size of tree (in nodes, of some 200 bytes each) past
-// which records of decompressed sources are no longer dissected: a
-// kilobyte of zstd can decompress to millions of minimal records, and a
-// tree of them would dwarf the cap on the bytes.
+// which records are no longer dissected: a kilobyte of zstd can
+// decompress to millions of minimal records, and so can 8 MB of a plain
+// batch; a tree of them would be a hundred times their bytes. It grows
+// with --max-decompressed, which is how a user asks for more.
 func (w *recWalk) nodeBudget() int { return max(1<<21, w.d.opts.maxDecompressed()/32) }
 
 func (o *Options) maxDecompressed() int {
@@ -389,8 +390,8 @@ func (w *recWalk) recordList(rn *Node, count int64, control, cut bool) int64 {
 	d := w.d
 	var i int64
 	for ; i < count && d.off < d.end; i++ {
-		if w.src != 0 && d.used >= w.nodeBudget() {
-			w.rest(d.end, fmt.Sprintf("records from here on not dissected: the message has %d nodes, the most decompressed records may add up to", d.used))
+		if d.used >= w.nodeBudget() {
+			w.rest(d.end, fmt.Sprintf("records from here on not dissected: the message has %d nodes, the most its records may add up to (--max-decompressed raises it)", d.used))
 			return i
 		}
 		if !w.record(i, control) {

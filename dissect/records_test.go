@@ -864,6 +864,49 @@ func TestRecordsNodeBudget(t *testing.T) {
 	}
 }
 
+// TestRecordsNodeBudgetPlain: the budget holds for a plain batch too. 4 MB
+// of minimal records would be some five million nodes; the tree stops at
+// the budget, and the bytes past it are one node, to the batch's end, with
+// the problem. A batch of a hundred thousand records is under the budget.
+func TestRecordsNodeBudgetPlain(t *testing.T) {
+	one := encodeRecord(kmsg.Record{})
+	for _, c := range []struct {
+		records int
+		cut     bool
+	}{{(4 << 20) / len(one), true}, {100_000, false}} {
+		b := batch(t, batchSpec{payload: bytes.Repeat(one, c.records)})
+		binary.BigEndian.PutUint32(b[57:], uint32(c.records))
+		fixCRC(b)
+		msg := produce(9, b)
+		m := Builtin().Decode(msg, Options{})
+		var nodes int
+		m.Tree.Walk(func(*Node, int) { nodes++ })
+		if nodes > 1<<21+64 {
+			t.Errorf("%d records: %d nodes", c.records, nodes)
+		}
+		if !c.cut {
+			if len(m.Problems) > 0 || nodes < 5*c.records {
+				t.Errorf("%d records: %d nodes, problems %v", c.records, nodes, m.Problems)
+			}
+			continue
+		}
+		if len(m.Problems) != 1 || !strings.Contains(m.Problems[0].Message, "not dissected") ||
+			!strings.Contains(m.Problems[0].Message, "--max-decompressed") {
+			t.Fatalf("problems %v", m.Problems)
+		}
+		var rest *Node
+		m.Tree.Walk(func(n *Node, _ int) {
+			if n.Name == "unknown" {
+				rest = n
+			}
+		})
+		end := bytes.Index(msg, b) + len(b)
+		if rest == nil || rest.Offset != m.Problems[0].Offset || rest.Offset+rest.Size != end {
+			t.Fatalf("rest %+v, problem at %d, batch ends at %d", rest, m.Problems[0].Offset, end)
+		}
+	}
+}
+
 // TestRecordsRendering checks what each output form says of records: the
 // source of every node, the decompressed block of the byte layout, the
 // text or hex form of keys and values, the categories.
