@@ -61,6 +61,9 @@ func appendProblems(dst []byte, ps []Problem) []byte {
 	return append(dst, ']')
 }
 
+// bigJSON is the length past which a message's JSON grows by doubling.
+const bigJSON = 4 << 20
+
 func appendNodeJSON(dst []byte, n *Node) []byte {
 	t := treeJSONs.Get().(*treeJSON)
 	dst = t.node(dst, n, 0, 0)
@@ -112,6 +115,12 @@ func (t *treeJSON) node(dst []byte, n *Node, depth, index int) []byte {
 	}
 	dst = append(dst, p.tail...)
 	for i, c := range n.Children {
+		if cap(dst)-len(dst) < 1<<12 && len(dst) >= bigJSON {
+			// append grows a big slice by a quarter, so a tree of
+			// hundreds of megabytes would be copied some twenty times
+			// into fresh pages; doubling copies it about once.
+			dst = slices.Grow(dst, len(dst))
+		}
 		if i > 0 {
 			dst = append(dst, ',')
 		}
