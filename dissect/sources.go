@@ -33,7 +33,11 @@ func (m *Message) SourceData(k int) []byte {
 // AppendHexDump does, then each decompressed source as a block of its
 // own, headed by where its compressed bytes are.
 func AppendLayout(dst []byte, m *Message) []byte {
-	dst = AppendHexDump(dst, m.Raw, m.Tree)
+	var leaves [][]*Node
+	if m.Tree != nil {
+		leaves = sourceLeaves(m.Tree, len(m.Sources))
+	}
+	dst = appendHexDump(dst, m.Raw, m.Tree, leaves)
 	for i, s := range m.Sources {
 		k := i + 1
 		dst = append(dst, "\nsource #"...)
@@ -45,31 +49,32 @@ func AppendLayout(dst []byte, m *Message) []byte {
 		dst = append(dst, ") from "...)
 		dst = appendSourceSpan(dst, s.Parent, s.Offset, s.Size)
 		dst = append(dst, '\n')
-		var leaves []*Node
-		if m.Tree != nil {
-			leaves = sourceLeaves(m.Tree, uint16(k))
+		var ls []*Node
+		if leaves != nil {
+			ls = leaves[k]
 		}
-		dst = appendHexRows(dst, s.Data, leaves, nil)
+		dst = appendHexRows(dst, s.Data, ls, nil)
 	}
 	return dst
 }
 
-// sourceLeaves lists, in tree order, the nodes of source src that name
-// bytes in its dump: those with bytes and no children in the same source
-// (a compressed payload is a leaf of the source it sits in, its records
-// are another source's).
-func sourceLeaves(tree *Node, src uint16) []*Node {
-	var leaves []*Node
+// sourceLeaves lists, in tree order, the nodes of each source up to
+// sources (0 the frame) that name bytes in its dump: those with bytes and
+// no children in the same source (a compressed payload is a leaf of the
+// source it sits in, its records are another source's). One walk serves
+// every source, as a message may have thousands.
+func sourceLeaves(tree *Node, sources int) [][]*Node {
+	leaves := make([][]*Node, sources+1)
 	tree.Walk(func(n *Node, _ int) {
-		if n.Source != src || n.Size <= 0 {
+		if int(n.Source) > sources || n.Size <= 0 {
 			return
 		}
 		for _, c := range n.Children {
-			if c.Source == src {
+			if c.Source == n.Source {
 				return
 			}
 		}
-		leaves = append(leaves, n)
+		leaves[n.Source] = append(leaves[n.Source], n)
 	})
 	return leaves
 }

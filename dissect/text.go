@@ -1,7 +1,9 @@
 package dissect
 
 import (
+	"cmp"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -112,12 +114,21 @@ func appendHex4(dst []byte, off int) []byte {
 // bytes the row holds.
 // Nodes of decompressed sources are left out: AppendLayout dumps them.
 func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
-	var leaves []*Node
+	var leaves [][]*Node
 	if tree != nil {
 		leaves = sourceLeaves(tree, 0)
 	}
+	return appendHexDump(dst, raw, tree, leaves)
+}
+
+// appendHexDump is AppendHexDump with the leaves of each source listed.
+func appendHexDump(dst []byte, raw []byte, tree *Node, leaves [][]*Node) []byte {
+	var ls []*Node
+	if leaves != nil {
+		ls = leaves[0]
+	}
 	mask := secretMask(tree, len(raw)) // secret bytes read "**" in hex and "*" in ASCII
-	dst = appendHexRows(dst, raw, leaves, mask)
+	dst = appendHexRows(dst, raw, ls, mask)
 	if tree != nil && tree.Size > len(raw) {
 		dst = append(dst, "....  "...)
 		dst = strconv.AppendInt(dst, int64(tree.Size-len(raw)), 10)
@@ -127,8 +138,18 @@ func AppendHexDump(dst []byte, raw []byte, tree *Node) []byte {
 }
 
 // appendHexRows writes raw's rows, each with the names of the leaves
-// that hold its bytes; mask (nil for none) marks the bytes to hide.
+// that hold its bytes, in the leaves' order; mask (nil for none) marks the
+// bytes to hide.
 func appendHexRows(dst []byte, raw []byte, leaves []*Node, mask []bool) []byte {
+	// A sweep over the leaves by offset keeps the ones on the current row,
+	// so a frame of a million fields is not a million scans of them.
+	byOff := make([]int32, len(leaves))
+	for i := range byOff {
+		byOff[i] = int32(i)
+	}
+	slices.SortStableFunc(byOff, func(a, b int32) int { return cmp.Compare(leaves[a].Offset, leaves[b].Offset) })
+	var on []int32 // leaves begun before the row's end, in the leaves' order
+	next := 0
 	for row := 0; row < len(raw); row += 16 {
 		end := min(row+16, len(raw))
 		dst = appendHex4(dst, row)
@@ -159,14 +180,23 @@ func appendHexRows(dst []byte, raw []byte, leaves []*Node, mask []bool) []byte {
 				dst = append(dst, '.')
 			}
 		}
-		sep := "  "
-		for _, n := range leaves {
-			if n.Offset < end && n.Offset+n.Size > row {
-				dst = append(dst, sep...)
-				dst = appendEscape(dst, n.Name)
-				sep = ", "
-			}
+		for ; next < len(byOff) && leaves[byOff[next]].Offset < end; next++ {
+			i, _ := slices.BinarySearch(on, byOff[next])
+			on = slices.Insert(on, i, byOff[next])
 		}
+		sep := "  "
+		kept := on[:0]
+		for _, i := range on {
+			n := leaves[i]
+			if n.Offset+n.Size <= row {
+				continue // ended before this row, so before every later one
+			}
+			kept = append(kept, i)
+			dst = append(dst, sep...)
+			dst = appendEscape(dst, n.Name)
+			sep = ", "
+		}
+		on = kept
 		dst = append(dst, '\n')
 	}
 	return dst
