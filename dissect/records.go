@@ -56,12 +56,31 @@ const maxWrapperDepth = 8
 // capped on its own, and a message of many small bombs still is too.
 const maxDecompressedFactor = 4
 
-// nodeBudget is the size of tree (in nodes, of some 200 bytes each) past
-// which records are no longer dissected: a kilobyte of zstd can
+// DefaultMaxNodes is the size of tree (in nodes, of some 200 bytes each)
+// past which a message is no longer dissected: a kilobyte of zstd can
 // decompress to millions of minimal records, and so can 8 MB of a plain
-// batch; a tree of them would be a hundred times their bytes. It grows
-// with --max-decompressed, which is how a user asks for more.
-func (w *recWalk) nodeBudget() int { return max(1<<21, w.d.opts.maxDecompressed()/32) }
+// batch or of an array of empty strings; a tree of them would be a few
+// hundred times their bytes. Wireshark stops a packet's tree at a million
+// items (gui.max_tree_items) for the same reason.
+const DefaultMaxNodes = 1 << 21
+
+func (d *decoder) nodeBudget() int {
+	if d.opts.MaxNodes > 0 {
+		return d.opts.MaxNodes
+	}
+	return DefaultMaxNodes
+}
+
+// overBudget ends the dissection of a message whose tree has reached the
+// budget: the bytes left in the region are one node with the problem.
+func (d *decoder) overBudget() {
+	n := d.node("unknown", "bytes", KindBytes)
+	n.Bytes = d.b[d.off:d.end:d.end]
+	n.Size = d.end - d.off
+	n.Doc = "bytes not dissected"
+	d.fail(n, d.off, fmt.Sprintf("fields from here on not dissected: the message has %d nodes, the most one may have (--max-nodes raises it)", d.used))
+	d.off = d.end
+}
 
 func (o *Options) maxDecompressed() int {
 	if o.MaxDecompressed <= 0 {
@@ -390,8 +409,8 @@ func (w *recWalk) recordList(rn *Node, count int64, control, cut bool) int64 {
 	d := w.d
 	var i int64
 	for ; i < count && d.off < d.end; i++ {
-		if d.used >= w.nodeBudget() {
-			w.rest(d.end, fmt.Sprintf("records from here on not dissected: the message has %d nodes, the most its records may add up to (--max-decompressed raises it)", d.used))
+		if d.used >= d.nodeBudget() {
+			w.rest(d.end, fmt.Sprintf("records from here on not dissected: the message has %d nodes, the most one may have (--max-nodes raises it)", d.used))
 			return i
 		}
 		if !w.record(i, control) {

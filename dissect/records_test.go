@@ -891,7 +891,7 @@ func TestRecordsNodeBudgetPlain(t *testing.T) {
 			continue
 		}
 		if len(m.Problems) != 1 || !strings.Contains(m.Problems[0].Message, "not dissected") ||
-			!strings.Contains(m.Problems[0].Message, "--max-decompressed") {
+			!strings.Contains(m.Problems[0].Message, "--max-nodes") {
 			t.Fatalf("problems %v", m.Problems)
 		}
 		var rest *Node

@@ -38,6 +38,9 @@ type Options struct {
 	// together get MaxDecompressedFactor times as many. A batch beyond
 	// the cap is a problem at its offset, its records not dissected.
 	MaxDecompressed int
+	// MaxNodes caps the nodes of a message's tree (0: DefaultMaxNodes).
+	// Past it the rest of the message is one bytes node with a problem.
+	MaxNodes int
 	// BatchHeaders decodes records only as far as their batch headers
 	// (record count, codec, producer, CRC checked), for a view that shows
 	// no record: no batch is decompressed and no record dissected; a

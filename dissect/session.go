@@ -127,6 +127,8 @@ type Session[M any] struct {
 	ShowSecrets bool
 	// MaxDecompressed is Options.MaxDecompressed for the messages handed out.
 	MaxDecompressed int
+	// MaxNodes is Options.MaxNodes for the messages handed out.
+	MaxNodes int
 	// BatchHeaders is Options.BatchHeaders for the messages handed out.
 	BatchHeaders bool
 	// Skip, when set, is asked before a message is decoded for the sink,
@@ -778,7 +780,7 @@ func (s *Session[M]) emit(e *entry[M]) {
 	default:
 		// e.x is handed over, not a copy of it: a copy taken by address
 		// for Skip went to the heap, once a message.
-		e.opts.MaxDecompressed, e.opts.BatchHeaders = s.MaxDecompressed, s.BatchHeaders
+		e.opts.MaxDecompressed, e.opts.MaxNodes, e.opts.BatchHeaders = s.MaxDecompressed, s.MaxNodes, s.BatchHeaders
 		e.x.Options = e.opts
 		if s.Skip == nil || !s.Skip(e.meta, &e.x, e.opts, e.frame) {
 			s.sink.Message(e.meta, e.x, s.dec.Decode(e.frame, e.opts))

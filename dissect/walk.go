@@ -208,6 +208,10 @@ func (d *decoder) array(f *Field) {
 		names = f.names()
 	}
 	for i := int64(0); i < count && !d.failed; i++ {
+		if d.used >= d.nodeBudget() {
+			d.overBudget()
+			break
+		}
 		e := d.value(f, f.elem, f.elemName(names, i), elemType, "")
 		e.enum = f.enum // only arrays of integers and strings have one
 	}
@@ -284,6 +288,10 @@ func (d *decoder) tagged(fs []*Field, doc string) {
 	}
 	last := int64(-1)
 	for i := uint32(0); i < count && !d.failed; i++ {
+		if d.used >= d.nodeBudget() {
+			d.overBudget()
+			break
+		}
 		tf, tmark := d.open("TaggedField["+strconv.FormatUint(uint64(i), 10)+"]", "tagged_field", KindInt)
 		_, tag, ok1 := d.uvarintLeaf("tag", "tag number")
 		if !ok1 {

@@ -113,6 +113,7 @@ func (f *inputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Write, "w", "", "live capture: also write the raw packets to `FILE` as pcap")
 	fs.IntVar(&o.MaxFrame, "max-frame", o.MaxFrame, "largest plausible frame in `BYTES`: a size prefix above it is corruption")
 	fs.IntVar(&o.MaxDecompressed, "max-decompressed", o.MaxDecompressed, "most `BYTES` one compressed record batch may decompress to: beyond it the batch is a problem, not an allocation")
+	fs.IntVar(&o.MaxNodes, "max-nodes", o.MaxNodes, "most `N` nodes of one message's tree: past them the rest of the message is one bytes field and a problem")
 	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "follow at most `N` connections at once: beyond it the least recently active one is evicted")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "read and reassemble on one goroutine, dissect and print on another when `N` > 1 (0, the default: the usable cores; 1: one goroutine); the output is the same")
 	fs.StringVar(&o.SchemaDir, "schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")

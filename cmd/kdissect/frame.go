@@ -41,12 +41,15 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 	schemaDir := fs.String("schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")
 	tui := fs.Bool("tui", false, "open the frame in the interactive hex explorer")
 	showSecrets := fs.Bool("show-secrets", false, "show SASL passwords, SCRAM proofs and tokens as they are on the wire")
+	maxNodes := fs.Int("max-nodes", 0, "most `N` nodes of the message's tree (0: the default, 2097152): past them the rest is one bytes field and a problem")
 	positional, err := parseInterspersed(fs, frameUsage, args, stdout)
 	if err != nil {
 		return false, err
 	}
-	o := oneframe.Options{Response: *response, ShowSecrets: *showSecrets}
+	o := oneframe.Options{Response: *response, ShowSecrets: *showSecrets, MaxNodes: *maxNodes}
 	switch {
+	case *maxNodes < 0:
+		return false, capture.UsageError{Msg: "--max-nodes takes a number of nodes, 0 for the default"}
 	case *response && (*apiFlag == "" || *version < 0):
 		return false, capture.UsageError{Msg: "a response needs --api and --version: it does not carry its API key"}
 	case *response:

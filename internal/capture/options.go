@@ -53,6 +53,8 @@ type Options struct {
 	// MaxDecompressed caps what one record batch decompresses to
 	// (dissect.Options.MaxDecompressed; 0 its default).
 	MaxDecompressed int
+	// MaxNodes caps a message's tree (dissect.Options.MaxNodes).
+	MaxNodes int
 	// BatchHeaders decodes records only as far as their batch headers
 	// (dissect.Options.BatchHeaders): for views that show no record.
 	BatchHeaders bool
@@ -71,6 +73,7 @@ func DefaultOptions() Options {
 		MaxConns: reassembly.DefaultMaxConns,
 
 		MaxDecompressed: dissect.DefaultMaxDecompressed,
+		MaxNodes:        dissect.DefaultMaxNodes,
 	}
 }
 
@@ -106,6 +109,8 @@ func (o *Options) Check(files []string) error {
 		return usagef("--workers takes a number of goroutines, 0 for the usable cores")
 	case o.MaxDecompressed < 0:
 		return usagef("--max-decompressed takes a number of bytes, 0 for the default")
+	case o.MaxNodes < 0:
+		return usagef("--max-nodes takes a number of nodes, 0 for the default")
 	}
 	return nil
 }

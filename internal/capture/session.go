@@ -51,6 +51,7 @@ func newSession(r *Run, l Listener) *session {
 	s.lib.Guess = r.opts.Guess
 	s.lib.ShowSecrets = r.opts.ShowSecrets
 	s.lib.MaxDecompressed = r.opts.MaxDecompressed
+	s.lib.MaxNodes = r.opts.MaxNodes
 	s.lib.BatchHeaders = r.opts.BatchHeaders
 	// A live capture hands each message out at once, without waiting for
 	// its response to name it.

@@ -94,6 +94,7 @@ type Options struct {
 	Response           bool
 	APIKey, APIVersion int16
 	ShowSecrets        bool
+	MaxNodes           int // dissect.Options.MaxNodes
 }
 
 // Decode decodes frame with reg. For a request it also returns notes, one
@@ -103,9 +104,9 @@ type Options struct {
 func Decode(reg *dissect.Registry, frame []byte, o Options) (m *dissect.Message, notes []string) {
 	if o.Response {
 		return reg.Decode(frame, dissect.Options{Direction: dissect.Response, APIKey: o.APIKey, APIVersion: o.APIVersion,
-			ShowSecrets: o.ShowSecrets}), nil
+			ShowSecrets: o.ShowSecrets, MaxNodes: o.MaxNodes}), nil
 	}
-	m = reg.Decode(frame, dissect.Options{ShowSecrets: o.ShowSecrets})
+	m = reg.Decode(frame, dissect.Options{ShowSecrets: o.ShowSecrets, MaxNodes: o.MaxNodes})
 	if (m.APIKey == 30 || m.APIKey == 31) && len(m.Problems) == 0 {
 		return m, nil // an ACL message decoded clean needs no second reading
 	}
