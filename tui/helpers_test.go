@@ -62,7 +62,7 @@ func entryOf(i int, ts time.Time, src, dst string, m *dissect.Message, peer int)
 
 // newTestModel is a sized explorer with a plain colour profile, fed the
 // given entries.
-func newTestModel(t *testing.T, load Loader, entries []Entry, w, h int) Model {
+func newTestModel(t testing.TB, load Loader, entries []Entry, w, h int) Model {
 	t.Helper()
 	m := New(load, Options{Title: "seed.pcap"})
 	m.setStyles(stylesFor(colorprofile.NoTTY)) // plain text, as on a terminal that takes no escape sequence

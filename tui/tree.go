@@ -146,15 +146,19 @@ func (t *treeModel) selectPath(path []*dissect.Node) {
 		return
 	}
 	key := ""
+	changed := false
 	for i, n := range path[:len(path)-1] {
 		if i > 0 {
 			key = childKey(key, n.Name)
 		}
 		if !t.isExpanded(key, n) {
 			t.expanded[key] = true
+			changed = true
 		}
 	}
-	t.rebuild()
+	if changed || len(t.rows) == 0 || t.rows[0].node != t.root {
+		t.rebuild() // a move within open fields keeps the rows: a tree may have millions
+	}
 	target := path[len(path)-1]
 	for i := range t.rows {
 		if t.rows[i].node == target {
