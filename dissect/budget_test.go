@@ -13,9 +13,6 @@ import (
 // are one node, to the end of the message, with the one problem, and a
 // budget that fits decodes the same message whole.
 func TestNodeBudgetFields(t *testing.T) {
-	groups := kmsg.NewPtrDescribeGroupsRequest()
-	groups.Version = 5
-	groups.Groups = make([]string, 5000) // a byte and a node each
 	tags := kmsg.NewPtrDescribeGroupsRequest()
 	tags.Version = 5
 	for i := range 2000 {
@@ -25,7 +22,7 @@ func TestNodeBudgetFields(t *testing.T) {
 		name  string
 		frame []byte
 	}{
-		{"array", testkit.KmsgRequest(groups, 3, testkit.Ptr("c"))},
+		{"array", testkit.EmptyGroups(5000, 3)},
 		{"tagged fields", testkit.KmsgRequest(tags, 3, testkit.Ptr("c"))},
 	} {
 		m := Builtin().Decode(c.frame, Options{})

@@ -5,16 +5,12 @@ import (
 
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/testtools/testkit"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // BenchmarkHexMoveBigTree: a cursor move in the hex pane of a message of
 // 200,000 fields, all expanded, selects the field under it.
 func BenchmarkHexMoveBigTree(b *testing.B) {
-	req := kmsg.NewPtrDescribeGroupsRequest()
-	req.Version = 5
-	req.Groups = make([]string, 200_000)
-	raw := testkit.KmsgRequest(req, 1, testkit.Ptr("c"))
+	raw := testkit.EmptyGroups(200_000, 1)
 	reg := dissect.Builtin()
 	load := func(int) (*dissect.Message, error) { return reg.Decode(raw, dissect.Options{}), nil }
 	msg, _ := load(0)

@@ -6,17 +6,13 @@ import (
 	"testing"
 
 	"github.com/kdissect/kdissect/internal/testtools/testkit"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestMaxNodesFlag: --max-nodes caps the tree of every message a view
 // decodes; the message past it is malformed data (exit 2) with the problem
 // naming the flag, and without the flag the same capture is clean.
 func TestMaxNodesFlag(t *testing.T) {
-	req := kmsg.NewPtrDescribeGroupsRequest()
-	req.Version = 5
-	req.Groups = make([]string, 3000)
-	frame := testkit.KmsgRequest(req, 7, testkit.Ptr("admin"))
+	frame := testkit.EmptyGroups(3000, 7)
 	pc := newPcap(t)
 	c := openConn(pc, 50610, 9092)
 	c.Send(true, frame)

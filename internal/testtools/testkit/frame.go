@@ -101,3 +101,12 @@ func Counting(n int, start byte) []byte {
 
 // Ptr is a pointer to v, for optional values such as a client id.
 func Ptr[T any](v T) *T { return &v }
+
+// EmptyGroups is a DescribeGroups v5 request frame naming n groups with
+// empty names: a byte and a field each, the most fields bytes can carry.
+func EmptyGroups(n int, corr int32) []byte {
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Version = 5
+	req.Groups = make([]string, n)
+	return KmsgRequest(req, corr, Ptr("c"))
+}
