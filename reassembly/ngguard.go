@@ -309,8 +309,11 @@ func (g *ngGuard) option(b []byte, off int64) (int, *ngBlockError) {
 	if v > g.left {
 		return 0, &ngBlockError{off, "an option that runs past the end of its block"}
 	}
+	if least := ngOptionMin(g.typ, code); n < least {
+		return 0, &ngBlockError{off, fmt.Sprintf("option %d of %s with %d bytes, fewer than the %d it holds", code, ngBlockName(g.typ), n, least)}
+	}
 	const tsresol = 9
-	if g.typ == ngIDB && code == tsresol && n > 0 {
+	if g.typ == ngIDB && code == tsresol {
 		if len(b) < 5 {
 			g.left += 4
 			return 5, nil
@@ -324,6 +327,21 @@ func (g *ngGuard) option(b []byte, off int64) (int, *ngBlockError) {
 	g.left -= v
 	g.skip = 4 + v
 	return 0, nil
+}
+
+// ngOptionMin is the fewest value bytes pcapgo reads of option code of a
+// block of type typ: it indexes the value at these lengths without
+// checking it, and an option of no value leaves it the previous option's.
+func ngOptionMin(typ uint32, code uint16) int64 {
+	switch {
+	case typ == ngIDB && (code == 9 || code == 11): // if_tsresol, if_filter
+		return 1
+	case typ == ngIDB && code == 14: // if_tsoffset
+		return 8
+	case typ == ngISB && code >= 2 && code <= 5: // isb_starttime, isb_endtime, isb_ifrecv, isb_ifdrop
+		return 8
+	}
+	return 0
 }
 
 func ngBlockName(typ uint32) string {

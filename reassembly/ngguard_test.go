@@ -112,6 +112,19 @@ func TestNgGuardStopsLyingLengths(t *testing.T) {
 		{"a decimal timestamp resolution of 10^-20", cat(ngHeader(be), tsresol(be, 20), ngPacket(be, pkt)), 0,
 			"timestamp resolution 0x14"},
 		{"nanoseconds", cat(ngHeader(le), tsresol(le, 9), ngPacket(le, pkt)), 1, ""},
+		// pcapgo keeps the last option's value for one of no bytes, and
+		// reads these at fixed lengths: "linux" would be a resolution of
+		// 10^-108, which it divides by as 0.
+		{"a timestamp resolution of no value", cat(ngHeader(le), ngInterface(le, 0, ngOption(le, 12, []byte("linux")), ngOption(le, 9, nil), ngOption(le, 0, nil)), ngPacket(le, pkt)), 0,
+			"byte 56 of the pcapng stream: option 9 of an interface description block with 0 bytes, fewer than the 1 it holds"},
+		{"a filter of no value", cat(ngHeader(be), ngInterface(be, 0, ngOption(be, 11, nil), ngOption(be, 0, nil)), ngPacket(be, pkt)), 0,
+			"option 11 of an interface description block with 0 bytes"},
+		{"a timestamp offset of 4 bytes", cat(ngHeader(le), ngInterface(le, 0, ngOption(le, 14, []byte{1, 2, 3, 4}), ngOption(le, 0, nil)), ngPacket(le, pkt)), 0,
+			"option 14 of an interface description block with 4 bytes, fewer than the 8 it holds"},
+		{"a timestamp offset of 8 bytes", cat(ngHeader(le), ngInterface(le, 0, ngOption(le, 14, make([]byte, 8)), ngOption(le, 0, nil)), ngPacket(le, pkt)), 1, ""},
+		{"statistics with a start time of 1 byte", cat(ngHeader(le), ngInterface(le, 0), ngPacket(le, pkt),
+			ngBlock(le, ngISB, append(make([]byte, 12), cat(ngOption(le, 2, []byte{1}), ngOption(le, 0, nil))...)), ngPacket(le, pkt)), 1,
+			"option 2 of an interface statistics block with 1 bytes, fewer than the 8 it holds"},
 		{"a block of 8 bytes", cat(ngSection(le), le.AppendUint32(le.AppendUint32(nil, 6), 8), ngPacket(le, pkt)), 0,
 			"a packet block of 8 bytes, too short for its fields"},
 		{"a block of 4 bytes", cat(ngSection(le), le.AppendUint32(le.AppendUint32(nil, 0x0bad), 4), ngPacket(le, pkt)), 0,
