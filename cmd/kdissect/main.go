@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/capture"
 	_ "github.com/kdissect/kdissect/internal/hugepages" // before gopacket/layers' init: see there
 )
@@ -37,7 +38,25 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(capture.MemoryLimit)
 	}
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(guarded(os.Stderr, os.Getenv("KDISSECT_TRACEBACK") != "", func() int {
+		return run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}))
+}
+
+// guarded runs f and turns a panic into one sentence and exit 1: a user
+// sees no stack trace, even for a bug. With traceback (KDISSECT_TRACEBACK
+// set) the panic goes on, stack and all, for the bug report.
+func guarded(stderr io.Writer, traceback bool, f func() int) (code int) {
+	defer func() {
+		if v := recover(); v != nil {
+			if traceback {
+				panic(v)
+			}
+			fmt.Fprintf(stderr, "kdissect: internal error: %s (a bug; KDISSECT_TRACEBACK=1 shows where it happened)\n", dissect.Escape(fmt.Sprint(v)))
+			code = exitUsage
+		}
+	}()
+	return f()
 }
 
 // commands are the subcommands; the main command reads captures.

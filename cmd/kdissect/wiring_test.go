@@ -220,3 +220,24 @@ func TestHelpCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardedPanic: a panic under main is one line on stderr and exit 1,
+// or, with KDISSECT_TRACEBACK, the panic itself.
+func TestGuardedPanic(t *testing.T) {
+	var stderr strings.Builder
+	code := guarded(&stderr, false, func() int { panic("boom \x1b[31m") })
+	if code != exitUsage || strings.Count(stderr.String(), "\n") != 1 || strings.Contains(stderr.String(), "\x1b") ||
+		!strings.HasPrefix(stderr.String(), "kdissect: internal error: boom") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	if code := guarded(&stderr, false, func() int { return exitMalformed }); code != exitMalformed {
+		t.Errorf("no panic: exit %d", code)
+	}
+	defer func() {
+		if v := recover(); v != "again" {
+			t.Errorf("with traceback: recovered %v", v)
+		}
+	}()
+	guarded(&stderr, true, func() int { panic("again") })
+	t.Error("with traceback: no panic")
+}
