@@ -312,8 +312,7 @@ func (g *ngGuard) option(b []byte, off int64) (int, *ngBlockError) {
 	if least := ngOptionMin(g.typ, code); n < least {
 		return 0, &ngBlockError{off, fmt.Sprintf("option %d of %s with %d bytes, fewer than the %d it holds", code, ngBlockName(g.typ), n, least)}
 	}
-	const tsresol = 9
-	if g.typ == ngIDB && code == tsresol {
+	if g.typ == ngIDB && code == optTSResol {
 		if len(b) < 5 {
 			g.left += 4
 			return 5, nil
@@ -329,14 +328,21 @@ func (g *ngGuard) option(b []byte, off int64) (int, *ngBlockError) {
 	return 0, nil
 }
 
+// Option codes of an interface description block that pcapgo reads.
+const (
+	optTSResol  = 9  // if_tsresol
+	optFilter   = 11 // if_filter
+	optTSOffset = 14 // if_tsoffset
+)
+
 // ngOptionMin is the fewest value bytes pcapgo reads of option code of a
 // block of type typ: it indexes the value at these lengths without
 // checking it, and an option of no value leaves it the previous option's.
 func ngOptionMin(typ uint32, code uint16) int64 {
 	switch {
-	case typ == ngIDB && (code == 9 || code == 11): // if_tsresol, if_filter
+	case typ == ngIDB && (code == optTSResol || code == optFilter):
 		return 1
-	case typ == ngIDB && code == 14: // if_tsoffset
+	case typ == ngIDB && code == optTSOffset:
 		return 8
 	case typ == ngISB && code >= 2 && code <= 5: // isb_starttime, isb_endtime, isb_ifrecv, isb_ifdrop
 		return 8

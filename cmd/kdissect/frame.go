@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/capture"
 	"github.com/kdissect/kdissect/internal/oneframe"
 	"github.com/kdissect/kdissect/internal/render"
@@ -41,7 +42,7 @@ func runFrame(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool, e
 	schemaDir := fs.String("schema-dir", "", "load more message definitions (Kafka's JSON format) from `DIR`")
 	tui := fs.Bool("tui", false, "open the frame in the interactive hex explorer")
 	showSecrets := fs.Bool("show-secrets", false, "show SASL passwords, SCRAM proofs and tokens as they are on the wire")
-	maxNodes := fs.Int("max-nodes", 0, "most `N` nodes of the message's tree (0: the default, 2097152): past them the rest is one bytes field and a problem")
+	maxNodes := fs.Int("max-nodes", dissect.DefaultMaxNodes, "most `N` nodes of the message's tree (0: the default): past them the rest is one bytes field and a problem")
 	positional, err := parseInterspersed(fs, frameUsage, args, stdout)
 	if err != nil {
 		return false, err
