@@ -330,6 +330,9 @@ func appendAPI(b []byte, m *Message, body *Node, head int) []byte {
 		b = appendTopics(b, body, head)
 	default:
 		var ok bool
+		if b, ok = appendTopicAdmin(b, m.APIKey, body, head, req); ok {
+			break
+		}
 		if b, ok = appendAdmin(b, m.APIKey, body, head, req); !ok {
 			b = appendGeneric(b, body, head)
 		}

@@ -232,13 +232,56 @@ func summaryCases(t testing.TB) []summaryCase {
 	add("describe acls response", nil, daResp, "DescribeAcls v3 response corr=7: 3 ACLs on 2 resources: orders, consumers")
 
 	// The fallback.
+	dp := kmsg.NewPtrDescribeProducersRequest()
+	dp.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "orders"}, {Topic: "pay\x1bments"}}
+	add("describe producers", dp, nil, `DescribeProducers v0 request corr=7: Topics orders, pay\x1bments`)
+	dpResp := dp.ResponseKind().(*kmsg.DescribeProducersResponse)
+	dpResp.Topics = []kmsg.DescribeProducersResponseTopic{
+		{Topic: "orders", Partitions: []kmsg.DescribeProducersResponseTopicPartition{{ErrorCode: 29}}},
+		{Topic: "payments", Partitions: []kmsg.DescribeProducersResponseTopicPartition{{ErrorCode: 29}, {ErrorCode: 3}}},
+	}
+	add("describe producers response", nil, dpResp, "DescribeProducers v0 response corr=7: Topics orders, payments; errors: TOPIC_AUTHORIZATION_FAILED ×2, UNKNOWN_TOPIC_OR_PARTITION ×1")
+
+	// Topics created, deleted and reshaped.
 	ct := kmsg.NewPtrCreateTopicsRequest()
-	ct.Version = 7
-	ct.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: "orders"}, {Topic: "pay\x1bments"}}
-	add("create topics", ct, nil, `CreateTopics v7 request corr=7: Topics orders, pay\x1bments`)
+	ct.Version, ct.ValidateOnly = 7, true
+	ct.Topics = []kmsg.CreateTopicsRequestTopic{
+		{Topic: "orders", NumPartitions: 3, ReplicationFactor: 2, Configs: []kmsg.CreateTopicsRequestTopicConfig{{Name: "retention.ms", Value: ptr("-1")}, {Name: "cleanup.policy", Value: ptr("compact")}}},
+		{Topic: "pay\x1bments", NumPartitions: -1, ReplicationFactor: -1},
+		{Topic: "placed", NumPartitions: -1, ReplicationFactor: -1, ReplicaAssignment: []kmsg.CreateTopicsRequestTopicReplicaAssignment{{Replicas: []int32{1, 2}}, {Partition: 1, Replicas: []int32{2, 3}}}},
+		{Topic: "more", NumPartitions: 1, ReplicationFactor: 1},
+	}
+	add("create topics", ct, nil, `CreateTopics v7 request corr=7: orders: 3 partitions, replication 2, 2 configs; pay\x1bments: default partitions, default replication; placed: 2 partitions (assigned), default replication +1 more, validate only`)
 	ctResp := ct.ResponseKind().(*kmsg.CreateTopicsResponse)
 	ctResp.Topics = []kmsg.CreateTopicsResponseTopic{{Topic: "orders", ErrorCode: 29}, {Topic: "payments", ErrorCode: 29}, {Topic: "x", ErrorCode: 36}}
-	add("create topics response", nil, ctResp, "CreateTopics v7 response corr=7: Topics orders, payments, x; errors: TOPIC_AUTHORIZATION_FAILED ×2, TOPIC_ALREADY_EXISTS ×1")
+	add("create topics response", nil, ctResp, "CreateTopics v7 response corr=7: 3 topics: orders, payments, x; errors: TOPIC_AUTHORIZATION_FAILED ×2, TOPIC_ALREADY_EXISTS ×1")
+	dt0 := kmsg.NewPtrDeleteTopicsRequest()
+	dt0.Version, dt0.TopicNames = 5, []string{"orders", "payments"}
+	add("delete topics by name", dt0, nil, "DeleteTopics v5 request corr=7: 2 topics: orders, payments")
+	dt := kmsg.NewPtrDeleteTopicsRequest()
+	dt.Version = 6
+	dt.Topics = []kmsg.DeleteTopicsRequestTopic{{Topic: ptr("orders")}, {TopicID: [16]byte{0x1f, 0x0c, 0x2a, 0x9e, 5}}}
+	add("delete topics by id", dt, nil, "DeleteTopics v6 request corr=7: 2 topics: orders, id:1f0c2a9e")
+	dtResp := dt.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	dtResp.Topics = []kmsg.DeleteTopicsResponseTopic{{Topic: ptr("orders")}, {TopicID: [16]byte{0x1f, 0x0c, 0x2a, 0x9e, 5}, ErrorCode: 100}}
+	add("delete topics response", nil, dtResp, "DeleteTopics v6 response corr=7: 2 topics: orders, id:1f0c2a9e; errors: UNKNOWN_TOPIC_ID ×1")
+	cp := kmsg.NewPtrCreatePartitionsRequest()
+	cp.Version = 3
+	cp.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "orders", Count: 6}, {Topic: "payments", Count: 2, Assignment: []kmsg.CreatePartitionsRequestTopicAssignment{{Replicas: []int32{1}}}}}
+	add("create partitions", cp, nil, "CreatePartitions v3 request corr=7: orders to 6 partitions; payments to 2 partitions (assigned)")
+	cpResp := cp.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	cpResp.Topics = []kmsg.CreatePartitionsResponseTopic{{Topic: "orders"}, {Topic: "payments", ErrorCode: 37}}
+	add("create partitions response", nil, cpResp, "CreatePartitions v3 response corr=7: 2 topics: orders, payments; errors: INVALID_PARTITIONS ×1")
+	el0 := kmsg.NewPtrElectLeadersRequest()
+	el0.Version = 0
+	el0.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "orders", Partitions: []int32{0, 1}}, {Topic: "payments", Partitions: []int32{4}}}
+	add("elect preferred leaders", el0, nil, "ElectLeaders v0 request corr=7: election PREFERRED, orders, payments: 3 partitions")
+	el := kmsg.NewPtrElectLeadersRequest()
+	el.Version, el.ElectionType = 2, 1
+	add("elect unclean leaders of all", el, nil, "ElectLeaders v2 request corr=7: election UNCLEAN, all partitions")
+	elResp := el.ResponseKind().(*kmsg.ElectLeadersResponse)
+	elResp.Topics = []kmsg.ElectLeadersResponseTopic{{Topic: "orders", Partitions: []kmsg.ElectLeadersResponseTopicPartition{{}, {Partition: 1, ErrorCode: 84}}}}
+	add("elect leaders response", nil, elResp, "ElectLeaders v2 response corr=7: orders: 2 partitions; errors: ELECTION_NOT_NEEDED ×1")
 	dc := kmsg.NewPtrDescribeClusterRequest()
 	dc.Version = 1
 	add("describe cluster", dc, nil, "DescribeCluster v1 request corr=7")
@@ -383,7 +426,7 @@ func TestSummaryErrorsBeyondTheKindsNamed(t *testing.T) {
 		resp.Topics = append(resp.Topics, kmsg.CreateTopicsResponseTopic{Topic: string(rune('a' + i)), ErrorCode: code})
 	}
 	m := summaryCase{resp: resp}.decode()
-	want := "CreateTopics v7 response corr=7: Topics a, b, c +6 more; errors: UNKNOWN_TOPIC_OR_PARTITION ×2, REQUEST_TIMED_OUT ×1, " +
+	want := "CreateTopics v7 response corr=7: 9 topics: a, b, c +6 more; errors: UNKNOWN_TOPIC_OR_PARTITION ×2, REQUEST_TIMED_OUT ×1, " +
 		"TOPIC_AUTHORIZATION_FAILED ×1, TOPIC_ALREADY_EXISTS ×1, INVALID_PARTITIONS ×1, INVALID_REPLICATION_FACTOR ×1, +2 more"
 	if m.Summary != want {
 		t.Errorf("got  %s\nwant %s", m.Summary, want)
