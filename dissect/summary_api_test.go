@@ -418,6 +418,24 @@ func TestSummaryEveryAPI(t *testing.T) {
 	}
 }
 
+// Every summary holds for a frame cut at any length: a line that names the
+// frame malformed and holds no raw control byte, never a panic.
+func TestSummaryCutAtEveryLength(t *testing.T) {
+	for _, c := range summaryCases(t) {
+		full := len(c.decode().Raw)
+		for cut := 1; cut < full; cut++ {
+			c.cut = cut
+			m := c.decode()
+			if !strings.Contains(m.Summary, "[malformed: ") {
+				t.Fatalf("%s cut by %d: not called malformed: %s", c.name, cut, m.Summary)
+			}
+			if i := strings.IndexFunc(m.Summary, func(r rune) bool { return r < 0x20 || r == 0x7f }); i >= 0 {
+				t.Fatalf("%s cut by %d: a control byte at %d: %q", c.name, cut, i, m.Summary)
+			}
+		}
+	}
+}
+
 // Errors beyond the kinds a summary names are counted, not dropped.
 func TestSummaryErrorsBeyondTheKindsNamed(t *testing.T) {
 	resp := kmsg.NewPtrCreateTopicsResponse()
