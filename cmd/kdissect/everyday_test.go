@@ -63,15 +63,12 @@ func TestEverydayTrafficDecodesClean(t *testing.T) {
 	messages := 0
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		var m struct {
-			Event      string    `json:"event"`
-			APIKey     int16     `json:"api_key"`
-			APIName    string    `json:"api_name"`
-			APIVersion int16     `json:"api_version"`
-			Direction  string    `json:"direction"`
-			Summary    string    `json:"summary"`
-			Problems   []any     `json:"problems"`
-			Peer       *int      `json:"peer"`
-			Tree       *jsonNode `json:"tree"`
+			APIKey    int16     `json:"api_key"`
+			Direction string    `json:"direction"`
+			Summary   string    `json:"summary"`
+			Problems  []any     `json:"problems"`
+			Peer      *int      `json:"peer"`
+			Tree      *jsonNode `json:"tree"`
 		}
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("bad NDJSON line %q: %v", l, err)

@@ -3,7 +3,6 @@ package traffic
 import (
 	"context"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,14 +33,11 @@ func RunEveryday(ctx context.Context) (*Wire, error) {
 	defer c.Close()
 	addr := c.ListenAddrs()[0]
 	wire := NewWire()
-	var mu sync.Mutex
 	dial := func(ctx context.Context, network, host string) (net.Conn, error) {
 		raw, err := (&net.Dialer{}).DialContext(ctx, "tcp", host)
 		if err != nil {
 			return nil, err
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		return wire.Wrap(raw), nil
 	}
 	if err := everydayKgo(ctx, addr, dial); err != nil {
