@@ -429,7 +429,7 @@ const smallXor = 256
 // to find its content type, after the zero padding.
 const tailScan = 64
 
-// tailFirst is how many of them are decrypted first.
+// tailFirst is the block of the tail decrypted first: AES's block, so that it takes one.
 const tailFirst = 16
 
 func lastNonZero(b []byte) int {
@@ -457,9 +457,11 @@ func (rc *recordCipher) plainLen(hdr *[5]byte, in []byte, seq uint64) (ct []byte
 	if !rc.tls13 {
 		return ct, len(ct), hdr[0] == typeAppData && len(ct) <= 1<<14
 	}
-	// The last bytes first: records are seldom padded, and 16 bytes are one
-	// or two blocks of keystream against the whole tail's four or five.
-	k := min(tailFirst, len(ct))
+	// The last block first, from its start in the keystream (1 to 16
+	// bytes): records are seldom padded, and one block of keystream is
+	// cheaper than the two an unaligned 16 bytes take, or the whole
+	// tail's four or five.
+	k := len(ct) - (len(ct)-1)/tailFirst*tailFirst
 	tail := rc.scratch[:k]
 	rc.xorAt(ct, len(ct)-k, tail)
 	i := lastNonZero(tail)
