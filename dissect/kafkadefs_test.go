@@ -610,28 +610,12 @@ func TestDescriptionsAreOurs(t *testing.T) {
 	}
 	norm := func(s string) string { return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), ".") }
 	abouts := func(src []byte) []string {
-		var loose map[string]any
-		if err := json.Unmarshal(jsonc.Strip(src), &loose); err != nil {
-			t.Fatal(err)
-		}
 		var out []string
-		var walk func(v any)
-		walk = func(v any) {
-			switch x := v.(type) {
-			case map[string]any:
-				if a, ok := x["about"].(string); ok {
-					out = append(out, norm(a))
-				}
-				for _, e := range x {
-					walk(e)
-				}
-			case []any:
-				for _, e := range x {
-					walk(e)
-				}
+		eachObject(t, src, func(x map[string]any) {
+			if a, ok := x["about"].(string); ok {
+				out = append(out, norm(a))
 			}
-		}
-		walk(loose)
+		})
 		return out
 	}
 	kafka := map[string]bool{}
@@ -662,5 +646,52 @@ func TestDescriptionsAreOurs(t *testing.T) {
 	}
 	if n < 1500 || len(kafka) < 500 {
 		t.Errorf("%d descriptions of ours, %d of Kafka's", n, len(kafka))
+	}
+}
+
+// eachObject calls fn for every JSON object of a definition file, nested
+// ones included.
+func eachObject(t *testing.T, src []byte, fn func(map[string]any)) {
+	t.Helper()
+	var loose map[string]any
+	if err := json.Unmarshal(jsonc.Strip(src), &loose); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			fn(x)
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(loose)
+}
+
+// A records field is dissected (batches, records, or a problem where they
+// cannot be read): no description may still call it bytes.
+func TestRecordsDescriptionsSayDissected(t *testing.T) {
+	files, _ := builtinDefs.ReadDir("defs")
+	n := 0
+	for _, f := range files {
+		src, _ := builtinDefs.ReadFile("defs/" + f.Name())
+		eachObject(t, src, func(x map[string]any) {
+			if x["type"] != "records" {
+				return
+			}
+			n++
+			if a, _ := x["about"].(string); strings.Contains(a, "not dissected") || strings.Contains(a, "as bytes") {
+				t.Errorf("%s: %s: %q", f.Name(), x["name"], a)
+			}
+		})
+	}
+	if n < 3 {
+		t.Errorf("%d records fields, want Produce's, Fetch's and ShareFetch's at least", n)
 	}
 }
