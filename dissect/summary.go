@@ -333,6 +333,9 @@ func appendAPI(b []byte, m *Message, body *Node, head int) []byte {
 		if b, ok = appendTopicAdmin(b, m.APIKey, body, head, req); ok {
 			break
 		}
+		if b, ok = appendClientAPI(b, m.APIKey, body, head, req); ok {
+			break
+		}
 		if b, ok = appendAdmin(b, m.APIKey, body, head, req); !ok {
 			b = appendGeneric(b, body, head)
 		}
@@ -1025,20 +1028,17 @@ func appendGeneric(b []byte, body *Node, head int) []byte {
 		switch {
 		case c.Kind == KindString && c.HasValue() && !c.Null && c.Str != "" && c.redact == 0 && identifying(c.Name):
 			b = sep(b, head)
-			b = append(b, c.Name...)
+			b = append(b, fieldWords(c.Name)...)
 			b = append(b, ' ')
 			b = appendClipped(b, c.Str)
 			parts++
 		case c.Kind == KindArray && c.HasValue() && !c.Null && c.Int > 0:
 			b = sep(b, head)
+			b = appendCounted(b, c.Int, fieldWords(c.Name))
 			mark := len(b)
-			b = append(b, c.Name...)
-			b = append(b, ' ')
-			names := len(b)
-			if b = appendNames(b, c, elemName); len(b) == names {
-				b = append(b[:mark], c.Name...)
-				b = append(b, ": "...)
-				b = strconv.AppendInt(b, c.Int, 10)
+			b = append(b, ": "...)
+			if b = appendNames(b, c, elemName); len(b) == mark+2 {
+				b = b[:mark]
 			}
 			parts++
 		}

@@ -234,13 +234,13 @@ func summaryCases(t testing.TB) []summaryCase {
 	// The fallback.
 	dp := kmsg.NewPtrDescribeProducersRequest()
 	dp.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "orders"}, {Topic: "pay\x1bments"}}
-	add("describe producers", dp, nil, `DescribeProducers v0 request corr=7: Topics orders, pay\x1bments`)
+	add("describe producers", dp, nil, `DescribeProducers v0 request corr=7: 2 topics: orders, pay\x1bments`)
 	dpResp := dp.ResponseKind().(*kmsg.DescribeProducersResponse)
 	dpResp.Topics = []kmsg.DescribeProducersResponseTopic{
 		{Topic: "orders", Partitions: []kmsg.DescribeProducersResponseTopicPartition{{ErrorCode: 29}}},
 		{Topic: "payments", Partitions: []kmsg.DescribeProducersResponseTopicPartition{{ErrorCode: 29}, {ErrorCode: 3}}},
 	}
-	add("describe producers response", nil, dpResp, "DescribeProducers v0 response corr=7: Topics orders, payments; errors: TOPIC_AUTHORIZATION_FAILED ×2, UNKNOWN_TOPIC_OR_PARTITION ×1")
+	add("describe producers response", nil, dpResp, "DescribeProducers v0 response corr=7: 2 topics: orders, payments; errors: TOPIC_AUTHORIZATION_FAILED ×2, UNKNOWN_TOPIC_OR_PARTITION ×1")
 
 	// Topics created, deleted and reshaped.
 	ct := kmsg.NewPtrCreateTopicsRequest()
@@ -288,7 +288,57 @@ func summaryCases(t testing.TB) []summaryCase {
 	dcResp := dc.ResponseKind().(*kmsg.DescribeClusterResponse)
 	dcResp.ClusterID, dcResp.ThrottleMillis = "c-1", 20
 	dcResp.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: 1, Host: "b1"}}
-	add("describe cluster response", nil, dcResp, "DescribeCluster v1 response corr=7: ClusterId c-1, Brokers: 1, throttled 20ms")
+	add("describe cluster response", nil, dcResp, "DescribeCluster v1 response corr=7: cluster c-1, 1 broker, throttled 20ms")
+	dcResp2 := dc.ResponseKind().(*kmsg.DescribeClusterResponse)
+	dcResp2.ClusterID, dcResp2.ControllerID = "c-2", 3
+	dcResp2.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: 1}, {NodeID: 2}, {NodeID: 3}}
+	add("describe cluster with controller", nil, dcResp2, "DescribeCluster v1 response corr=7: cluster c-2, controller 3, 3 brokers")
+
+	// The fallback names its fields in words, and counts an array in the
+	// singular when it holds one.
+	ltx := kmsg.NewPtrListTransactionsRequest()
+	ltx.Version, ltx.StateFilters, ltx.ProducerIDFilters = 1, []string{"Ongoing"}, []int64{7, 8}
+	add("list transactions", ltx, nil, "ListTransactions v1 request corr=7: 1 state filter: Ongoing, 2 producer id filters")
+	dtx := kmsg.NewPtrDescribeTransactionsRequest()
+	dtx.TransactionalIDs = []string{"tx-a", "tx-b"}
+	add("describe transactions", dtx, nil, "DescribeTransactions v0 request corr=7: 2 txns: tx-a, tx-b")
+
+	delg := kmsg.NewPtrDeleteGroupsRequest()
+	delg.Version, delg.Groups = 2, []string{"billing", "pay\x1bments"}
+	add("delete groups", delg, nil, `DeleteGroups v2 request corr=7: 2 groups: billing, pay\x1bments`)
+	delgResp := delg.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	delgResp.Groups = []kmsg.DeleteGroupsResponseGroup{{Group: "billing"}, {Group: "payments", ErrorCode: 69}}
+	add("delete groups response", nil, delgResp, "DeleteGroups v2 response corr=7: 2 groups: billing, payments; errors: GROUP_ID_NOT_FOUND ×1")
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = "billing"
+	od.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "orders", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}, {Partition: 1}}}}
+	add("offset delete", od, nil, "OffsetDelete v0 request corr=7: group billing, orders: 2 partitions")
+	dtp := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	dtp.Topics = []kmsg.DescribeTopicPartitionsRequestTopic{{Topic: "orders"}}
+	add("describe topic partitions", dtp, nil, "DescribeTopicPartitions v0 request corr=7: 1 topic: orders")
+
+	// Client telemetry (KIP-714): a new client asks for its instance id;
+	// an empty list of metrics is none, a list holding "" all of them.
+	gts := kmsg.NewPtrGetTelemetrySubscriptionsRequest()
+	add("telemetry subscriptions, new client", gts, nil, "GetTelemetrySubscriptions v0 request corr=7: new client instance")
+	gts2 := kmsg.NewPtrGetTelemetrySubscriptionsRequest()
+	gts2.ClientInstanceID = [16]byte{0xde, 0xad, 15: 1}
+	add("telemetry subscriptions", gts2, nil, "GetTelemetrySubscriptions v0 request corr=7: client instance dead0000-0000-0000-0000-000000000001")
+	for _, c := range []struct {
+		metrics []string
+		want    string
+	}{
+		{nil, "no metrics"},
+		{[]string{""}, "all metrics"},
+		{[]string{"org.apache.kafka.producer.", "org.apache.kafka.consumer."}, "2 metric prefixes: org.apache.kafka.producer., org.apache.kafka.consumer."},
+	} {
+		r := gts.ResponseKind().(*kmsg.GetTelemetrySubscriptionsResponse)
+		r.SubscriptionID, r.PushIntervalMillis, r.RequestedMetrics = 12, 30000, c.metrics
+		add("telemetry subscriptions response, "+c.want, nil, r, "GetTelemetrySubscriptions v0 response corr=7: subscription 12, push every 30000ms, "+c.want)
+	}
+	push := kmsg.NewPtrPushTelemetryRequest()
+	push.SubscriptionID, push.CompressionType, push.Metrics, push.Terminating = 12, 4, make([]byte, 321), true
+	add("push telemetry", push, nil, "PushTelemetry v0 request corr=7: subscription 12, 321 bytes of metrics, ZSTD, terminating")
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.Version, av.ClientSoftwareName, av.ClientSoftwareVersion = 3, "kgo", "v1.22.3"
 	add("api versions", av, nil, "ApiVersions v3 request corr=7: client kgo v1.22.3")
@@ -479,5 +529,23 @@ func TestSummaryClipsLongNames(t *testing.T) {
 	want := "Metadata v12 request corr=7: topics " + strings.Repeat("é", 63) + "x…"
 	if !strings.HasPrefix(got, want) || len(got) > 300 {
 		t.Fatalf("summary of a 4 KB topic name:\n got %q\nwant it to start %q and stay short", got, want)
+	}
+}
+
+// A field's name reads as the words a summary line is written in.
+func TestFieldWords(t *testing.T) {
+	for name, want := range map[string]string{
+		"Topics":                   "topics",
+		"TransactionStates":        "transaction states",
+		"AcceptedCompressionTypes": "accepted compression types",
+		"ProducerIdFilters":        "producer id filters",
+		"ClusterId":                "cluster",
+		"GroupsNames":              "groups",
+		"TransactionalIds":         "txns",
+		"IPAddress":                "ip address",
+	} {
+		if got := fieldWords(name); got != want {
+			t.Errorf("fieldWords(%q) = %q, want %q", name, got, want)
+		}
 	}
 }
