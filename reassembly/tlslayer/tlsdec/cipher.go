@@ -85,7 +85,30 @@ func suiteName(id uint16) string {
 	if s := suites[id]; s != nil {
 		return s.name
 	}
+	if n, ok := ccmSuites[id]; ok {
+		return n
+	}
 	return fmt.Sprintf("0x%04X", id)
+}
+
+// ccmSuites are the AES-CCM suites (IANA's registry), which OpenSSL offers
+// and neither Go's TLS nor golang.org/x/crypto implements: named, so that
+// a connection not decrypted for its suite says which.
+var ccmSuites = map[uint16]string{
+	0x1304: "TLS_AES_128_CCM_SHA256",
+	0x1305: "TLS_AES_128_CCM_8_SHA256",
+	0xc09c: "TLS_RSA_WITH_AES_128_CCM",
+	0xc09d: "TLS_RSA_WITH_AES_256_CCM",
+	0xc09e: "TLS_DHE_RSA_WITH_AES_128_CCM",
+	0xc09f: "TLS_DHE_RSA_WITH_AES_256_CCM",
+	0xc0a0: "TLS_RSA_WITH_AES_128_CCM_8",
+	0xc0a1: "TLS_RSA_WITH_AES_256_CCM_8",
+	0xc0a2: "TLS_DHE_RSA_WITH_AES_128_CCM_8",
+	0xc0a3: "TLS_DHE_RSA_WITH_AES_256_CCM_8",
+	0xc0ac: "TLS_ECDHE_ECDSA_WITH_AES_128_CCM",
+	0xc0ad: "TLS_ECDHE_ECDSA_WITH_AES_256_CCM",
+	0xc0ae: "TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8",
+	0xc0af: "TLS_ECDHE_ECDSA_WITH_AES_256_CCM_8",
 }
 
 var (
