@@ -1,0 +1,158 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Three captures of clients that are not written in Go, taken with
+// tcpdump on lo against kfake (testdata/pcaps/README.md says how): kafkajs
+// 2.2.4 (admin, ACL, config and group APIs, gzip, a transaction, a
+// consumer group), librdkafka 2.0.2 through kcat (uncompressed and zstd
+// batches with headers, a consumer) and kafka-node 5.0.0 (a Produce v2 of
+// MessageSet v1 messages, three of them in a gzip wrapper). Their encoders
+// are independent of franz-go's: every frame must decode without a
+// problem, each answer be matched to its request, and the records carry
+// what the clients were given to send.
+
+// recordValues lists the value of every record under n, in tree order
+// (record headers' values left out; nil for a null value).
+func recordValues(t *testing.T, n *jsonNode) []any {
+	var out []any
+	var walk func(n *jsonNode)
+	walk = func(n *jsonNode) {
+		if n.Name == "headers" {
+			return
+		}
+		if n.Name == "value" && n.Category == "record" {
+			s, _ := n.Value.(string)
+			b, err := hex.DecodeString(s)
+			if err != nil {
+				t.Fatalf("record value %q is not hex: %v", s, err)
+			}
+			if n.Value == nil {
+				out = append(out, nil)
+			} else {
+				out = append(out, string(b))
+			}
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(n)
+	return out
+}
+
+func TestOtherClientsCaptures(t *testing.T) {
+	for _, c := range []struct {
+		file      string
+		messages  int
+		unmatched []int          // requests the capture holds no answer to
+		software  map[string]any // client_software of every message line
+		records   map[int][]any  // message index: its record values
+		summaries map[int]string // message index: its summary
+	}{
+		{
+			file: "kafkajs.pcap", messages: 126,
+			records: map[int][]any{
+				41: {"\x00\x01\x02\xff", nil, "hello from kafkajs 0"},
+				43: {nil, "hello from kafkajs 1", "\x00\x01\x02\xff"}, // gzip
+				61: {"in a transaction"},
+				// The two batches of each partition, the transaction's
+				// record and its commit marker (version 0, epoch 0).
+				86: {"hello from kafkajs 0", "hello from kafkajs 1", "\x00\x01\x02\xff", "\x00\x01\x02\xff", nil, nil,
+					"in a transaction", "\x00\x00\x00\x00\x00\x00"},
+			},
+			summaries: map[int]string{
+				23:  "CreateAcls v1 request corr=11: ALLOW User:bob READ on TOPIC js-topic (LITERAL) from *",
+				32:  "DeleteAcls v1 response corr=15: 1 filter, 1 ACL deleted, all ok",
+				43:  "Produce v7 request corr=3: js-topic: 2 partitions, 3 records, gzip, 217 bytes, acks=all",
+				73:  "JoinGroup v5 request corr=3: group js-group, new member, consumer: RoundRobinAssigner, topics js-topic",
+				86:  "Fetch v11 response corr=0: js-topic: 3 partitions, 7 records, 1 control record, uncompressed+gzip, 558 bytes",
+				111: "DeleteGroups v1 request corr=27: 1 group: js-group",
+			},
+		},
+		{
+			file: "librdkafka.pcap", messages: 29, unmatched: []int{29},
+			software: map[string]any{"name": "librdkafka", "version": "2.0.2"},
+			records: map[int][]any{
+				13: {librdRecord("zstd", 0), librdRecord("zstd", 1), librdRecord("zstd", 2), librdRecord("zstd", 3)},
+				26: {librdRecord("none", 0), librdRecord("none", 1), librdRecord("none", 2), librdRecord("none", 3), librdRecord("none", 4),
+					librdRecord("zstd", 0), librdRecord("zstd", 1), librdRecord("zstd", 2), librdRecord("zstd", 3), librdRecord("zstd", 4)},
+			},
+			summaries: map[int]string{
+				1:  "ApiVersions v3 request corr=1: client librdkafka 2.0.2",
+				13: "Produce v7 request corr=3: t1: 1 partition, 4 records, zstd, 175 bytes, acks=all",
+			},
+		},
+		{
+			// kfake closes the connection on a Produce v2 instead of
+			// answering it.
+			file: "kafka-node.pcap", messages: 5, unmatched: []int{5},
+			records: map[int][]any{5: {"plain one", "keyed two", "gzipped a", "gzipped b", "gzipped c"}},
+			summaries: map[int]string{
+				5: "Produce v2 request corr=2: t1: 2 partitions, 3 MessageSet messages, uncompressed+gzip, 200 bytes, acks=1",
+			},
+		},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			out, errOut, code := runCLI(t, "", "--all", "--json", "../../testdata/pcaps/"+c.file)
+			if code != 0 || errOut != "" {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			var unmatched []int
+			messages := 0
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				var m struct {
+					decodedLine
+					Summary        string         `json:"summary"`
+					ClientSoftware map[string]any `json:"client_software"`
+				}
+				if err := json.Unmarshal([]byte(line), &m); err != nil {
+					t.Fatalf("%v: %s", err, line)
+				}
+				if m.Event != "" {
+					if m.Event != "port_detected" {
+						t.Errorf("event %s", line)
+					}
+					continue
+				}
+				messages++
+				if len(m.Problems) != 0 {
+					t.Errorf("#%d %s: problems %v", m.Index, m.Summary, m.Problems)
+				}
+				if m.Direction == "request" && m.Peer == nil {
+					unmatched = append(unmatched, m.Index)
+				}
+				if !reflect.DeepEqual(m.ClientSoftware, c.software) {
+					t.Errorf("#%d: client_software %v, want %v", m.Index, m.ClientSoftware, c.software)
+				}
+				if want, ok := c.summaries[m.Index]; ok && !strings.HasPrefix(m.Summary, want) {
+					t.Errorf("#%d: summary\n got %s\nwant %s…", m.Index, m.Summary, want)
+				}
+				if want, ok := c.records[m.Index]; ok {
+					var tree jsonNode
+					if err := json.Unmarshal(m.Tree, &tree); err != nil {
+						t.Fatal(err)
+					}
+					if got := recordValues(t, &tree); !reflect.DeepEqual(got, want) {
+						t.Errorf("#%d: record values\n got %q\nwant %q", m.Index, got, want)
+					}
+				}
+			}
+			if messages != c.messages || !reflect.DeepEqual(unmatched, c.unmatched) {
+				t.Errorf("%d messages, unmatched requests %v; want %d, %v", messages, unmatched, c.messages, c.unmatched)
+			}
+		})
+	}
+}
+
+// librdRecord is the value kcat was given for record i of the batch
+// written with codec.
+func librdRecord(codec string, i int) string {
+	return strings.Repeat("librdkafka "+codec+" record "+string(rune('0'+i))+" ", 20)
+}
