@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -177,7 +178,7 @@ func TestNoKafkaNamesDetectedServers(t *testing.T) {
 		v.Send(true, hello)
 	}
 	_, res := records(t, DefaultOptions(), c.File(t))
-	want := "no Kafka frames in the 4 TCP connections on port 9092 or at 192.0.2.1:7001, 192.0.2.1:7003, 192.0.2.2:7000, 1 more (found by --detect): encrypted (TLS), or not Kafka?"
+	want := "no Kafka frames in the 4 TCP connections on port 9092 or at 192.0.2.1:7001, 192.0.2.1:7003, 192.0.2.2:7000, 1 more (found by --detect): their TLS was not decrypted (the first: the ServerHello was not captured)"
 	if got := res.NoKafka("9092"); got != want {
 		t.Errorf("NoKafka:\n%s\nwant\n%s", got, want)
 	}
@@ -198,6 +199,30 @@ func TestNoKafkaCountsRefusedHandshakes(t *testing.T) {
 		res := Result{Stats: reassembly.Stats{Connections: c.conns}, refused: c.refused}
 		if got := res.NoKafka("9093"); got != c.want {
 			t.Errorf("%d of %d refused:\n%s\nwant\n%s", c.refused, c.conns, got, c.want)
+		}
+	}
+}
+
+// TLS connections that were not decrypted: the hint gives the first one's
+// reason, and for a missing key without --tls-keylog, the flag.
+func TestNoKafkaSaysWhyTLSWasNotRead(t *testing.T) {
+	noKey := "no key for client random 1a2b3c4d5e6f7a8b…"
+	for _, c := range []struct {
+		conns, undecrypted int64
+		reason             string
+		keyLogs            bool
+		want               string
+	}{
+		{1, 1, noKey, false, "its TLS was not decrypted: " + noKey + "; give the clients' key log with --tls-keylog"},
+		{1, 1, noKey, true, "its TLS was not decrypted: " + noKey},
+		{2, 2, "cipher suite TLS_AES_128_CCM_SHA256 is not one kdissect decrypts in TLS 1.3", true,
+			"their TLS was not decrypted (the first: cipher suite TLS_AES_128_CCM_SHA256 is not one kdissect decrypts in TLS 1.3)"},
+		{3, 1, noKey, true, "1 of them TLS not decrypted (the first: " + noKey + "); the others not Kafka?"},
+	} {
+		res := Result{Stats: reassembly.Stats{Connections: c.conns}, undecrypted: c.undecrypted, tlsReason: c.reason, keyLogs: c.keyLogs}
+		want := fmt.Sprintf("no Kafka frames in the %s on port 9093: %s", plural(c.conns, "TCP connection"), c.want)
+		if got := res.NoKafka("9093"); got != want {
+			t.Errorf("%d of %d not decrypted:\n%s\nwant\n%s", c.undecrypted, c.conns, got, want)
 		}
 	}
 }

@@ -21,6 +21,11 @@ type Result struct {
 	more      bool                    // more than the pipelines told apart
 	detected  map[netip.AddrPort]bool // servers found by --detect
 	refused   int64                   // connections whose TLS handshake a peer refused
+	// undecrypted: TLS connections not decrypted, not refused; tlsReason
+	// the first one's reason; keyLogs: --tls-keylog was given.
+	undecrypted int64
+	tlsReason   string
+	keyLogs     bool
 }
 
 func (t *Result) add(p *reassembly.Pipeline) {
@@ -71,6 +76,9 @@ func (t *Result) NoKafka(portFlag string) string {
 			return fmt.Sprintf("no Kafka frames in the %s on %s: their TLS handshakes were refused", conns, on)
 		case t.refused > 0:
 			return fmt.Sprintf("no Kafka frames in the %s on %s: %d of them had their TLS handshake refused; the others encrypted (TLS), or not Kafka?", conns, on, t.refused)
+		}
+		if t.undecrypted > 0 && t.refused == 0 {
+			return fmt.Sprintf("no Kafka frames in the %s on %s: %s", conns, on, t.undecryptedText(st.Connections))
 		}
 		return fmt.Sprintf("no Kafka frames in the %s on %s: encrypted (TLS), or not Kafka?", conns, on)
 	}
@@ -123,4 +131,29 @@ func plural(n int64, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.FormatInt(n, 10) + " " + noun + "s"
+}
+
+// undecryptedText says why the TLS connections among conns were not read,
+// and how to read them when the reason is a missing key.
+func (t *Result) undecryptedText(conns int64) string {
+	var b strings.Builder
+	switch {
+	case t.undecrypted >= conns && conns == 1:
+		b.WriteString("its TLS was not decrypted: ")
+	case t.undecrypted >= conns:
+		b.WriteString("their TLS was not decrypted (the first: ")
+	default:
+		fmt.Fprintf(&b, "%d of them TLS not decrypted (the first: ", t.undecrypted)
+	}
+	b.WriteString(t.tlsReason)
+	if t.undecrypted < conns || conns > 1 {
+		b.WriteByte(')')
+	}
+	if strings.HasPrefix(t.tlsReason, "no key for") && !t.keyLogs {
+		b.WriteString("; give the clients' key log with --tls-keylog")
+	}
+	if t.undecrypted < conns {
+		b.WriteString("; the others not Kafka?")
+	}
+	return b.String()
 }

@@ -222,6 +222,7 @@ func (r *Run) Read(ctx context.Context, l Listener) (Result, error) {
 	}
 	res.Malformed = s.malformed
 	res.refused = s.refused
+	res.undecrypted, res.tlsReason, res.keyLogs = s.undecrypted, s.tlsReason, len(r.opts.KeyLogs) > 0
 	if err != nil {
 		return res, err // the error is the one sentence a failed run says
 	}

@@ -29,6 +29,10 @@ type session struct {
 	handed    int // messages handed out
 	malformed bool
 	refused   int64 // TLS handshakes refused
+	// undecrypted counts the TLS connections not decrypted for another
+	// reason than a refusal; tlsReason is the first one's reason.
+	undecrypted int64
+	tlsReason   string
 	// refusedConns are the open connections counted in refused: both its
 	// session and its alert may say so.
 	refusedConns map[uint64]bool
@@ -106,6 +110,10 @@ func (s *session) event(e reassembly.Event) {
 			}
 			if v.Refused {
 				s.refuse(e.ConnID)
+			} else if !v.Decrypted {
+				if s.undecrypted++; s.tlsReason == "" {
+					s.tlsReason = v.Reason
+				}
 			}
 			s.pass(e)
 		case *tlslayer.Alert:
