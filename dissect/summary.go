@@ -1059,7 +1059,7 @@ func elemName(e *Node) string {
 	if s := topicOf(e); s != "" {
 		return s
 	}
-	for _, f := range [...]string{"GroupId", "ResourceName", "TransactionalId", "EntityName", "Key", "TokenId", "User"} {
+	for _, f := range [...]string{"GroupId", "ResourceName", "TransactionalId", "EntityName", "Key", "TokenId", "User", "LogDir"} {
 		if s, ok := str(e, f); ok && s != "" {
 			return s
 		}

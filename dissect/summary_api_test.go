@@ -303,6 +303,12 @@ func summaryCases(t testing.TB) []summaryCase {
 	dtx.TransactionalIDs = []string{"tx-a", "tx-b"}
 	add("describe transactions", dtx, nil, "DescribeTransactions v0 request corr=7: 2 txns: tx-a, tx-b")
 
+	dld := kmsg.NewPtrDescribeLogDirsRequest()
+	dldResp := dld.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	dldResp.Version = 4
+	dldResp.Dirs = []kmsg.DescribeLogDirsResponseDir{{Dir: "/var/kafka/a"}, {Dir: "/var/kafka/b", ErrorCode: 57}}
+	add("describe log dirs response", nil, dldResp, "DescribeLogDirs v4 response corr=7: 2 results: /var/kafka/a, /var/kafka/b; errors: LOG_DIR_NOT_FOUND ×1")
+
 	delg := kmsg.NewPtrDeleteGroupsRequest()
 	delg.Version, delg.Groups = 2, []string{"billing", "pay\x1bments"}
 	add("delete groups", delg, nil, `DeleteGroups v2 request corr=7: 2 groups: billing, pay\x1bments`)
@@ -543,6 +549,8 @@ func TestFieldWords(t *testing.T) {
 		"GroupsNames":              "groups",
 		"TransactionalIds":         "txns",
 		"IPAddress":                "ip address",
+		"ACLs":                     "acls",
+		"ACLsByHost":               "acls by host",
 	} {
 		if got := fieldWords(name); got != want {
 			t.Errorf("fieldWords(%q) = %q, want %q", name, got, want)

@@ -111,9 +111,10 @@ func fieldWords(name string) string {
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if c >= 'A' && c <= 'Z' {
-			// A run of capitals is one word ("ACLs"); a new word starts at
-			// a capital after a lower-case letter or before one.
-			if i > 0 && (isLower(name[i-1]) || i+1 < len(name) && isLower(name[i+1]) && isUpper(name[i-1])) {
+			// A new word starts at a capital after a lower-case letter, or
+			// at the last of a run of capitals that a lower-case word
+			// follows ("IPAddress"), but for a plural's s ("ACLs").
+			if i > 0 && (isLower(name[i-1]) || isUpper(name[i-1]) && i+1 < len(name) && isLower(name[i+1]) && !pluralS(name, i+1)) {
 				w = append(w, ' ')
 			}
 			c += 'a' - 'A'
@@ -128,6 +129,11 @@ func fieldWords(name string) string {
 }
 
 func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+
+// pluralS is whether name[i] is a lone s that ends a word.
+func pluralS(name string, i int) bool {
+	return name[i] == 's' && (i+1 == len(name) || isUpper(name[i+1]))
+}
 func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
 
 // appendCounted writes "1 topic" or "3 topics" for an array named by
