@@ -156,3 +156,21 @@ func TestOtherClientsCaptures(t *testing.T) {
 func librdRecord(codec string, i int) string {
 	return strings.Repeat("librdkafka "+codec+" record "+string(rune('0'+i))+" ", 20)
 }
+
+// -z io,stat over a whole capture counts what --all shows, and what -Y
+// lets through.
+func TestIOStatOfACapture(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, `{"stat":"io,stat","start":0.000,"end":0.233,"messages":126,"requests":63,"responses":63,"bytes":13083}` + "\n"},
+		{[]string{"-Y", `api == "Metadata"`}, `{"stat":"io,stat","start":0.000,"end":0.228,"messages":42,"requests":21,"responses":21,"bytes":5507}` + "\n"},
+	} {
+		args := append([]string{"-q", "--all", "--json", "-z", "io,stat,0"}, c.args...)
+		out, errOut, code := runCLI(t, "", append(args, "../../testdata/pcaps/kafkajs.pcap")...)
+		if code != 0 || errOut != "" || out != c.want {
+			t.Errorf("%v: exit %d, stderr %q, stdout\n%s\nwant\n%s", c.args, code, errOut, out, c.want)
+		}
+	}
+}

@@ -2,7 +2,7 @@
 // on a capture run that count the records they are handed (after the
 // display filter) and print aligned tables, or NDJSON rows with a "stat"
 // key, when the run ends. What they keep grows with their rows (APIs,
-// principals, connections), not with the messages, except the latencies
+// principals, connections, intervals), not with the messages, except the latencies
 // the exact percentiles need: 8 bytes per response (8 MB per million).
 package stats
 
@@ -20,7 +20,9 @@ import (
 )
 
 // Names are the statistics -z knows, in the order they are documented.
-var Names = []string{"apis", "latency", "errors", "principals", "conns"}
+var Names = []string{"apis", "latency", "errors", "principals", "conns", ioPrefix}
+
+var errNotStat = errors.New("not a statistic (they are " + strings.Join(Names, ", ") + "[,SECONDS])")
 
 // Set is the statistics a run was asked for. It is a flag.Value (-z
 // NAME, repeatable) and a capture.Listener.
@@ -63,7 +65,7 @@ func (s *Set) String() string {
 // Set adds the statistic name; asking twice is asking once.
 func (s *Set) Set(name string) error {
 	for _, st := range s.stats {
-		if st.name() == name {
+		if io, ok := st.(*ioStat); st.name() == name || ok && io.spec == name {
 			return nil
 		}
 	}
@@ -80,7 +82,11 @@ func (s *Set) Set(name string) error {
 	case "conns":
 		st = &conns{}
 	default:
-		return errors.New("not a statistic (they are " + strings.Join(Names, ", ") + ")")
+		io, err := parseIO(name)
+		if err != nil {
+			return err
+		}
+		st = io
 	}
 	s.stats = append(s.stats, st)
 	return nil

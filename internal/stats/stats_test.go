@@ -107,7 +107,66 @@ func TestTablesEscapeAndJSONIsValid(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(stats, " "); got != "apis latency principals principals conns" {
+	if got := strings.Join(stats, " "); got != "apis latency principals principals conns io,stat io,stat" {
 		t.Errorf("rows of %s", got)
+	}
+}
+
+// io,stat counts messages per interval from the first message's time,
+// an earlier one in a negative interval, and leaves out the empty ones.
+func TestIOStatCountsPerInterval(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	msg := func(d time.Duration, dir dissect.Direction, size int) *capture.Record {
+		return &capture.Record{Kind: capture.KindMessage, Time: at.Add(d),
+			Message: &dissect.Message{APIKey: 0, APIName: "Produce", Direction: dir, Raw: frame(size)}}
+	}
+	recs := []*capture.Record{
+		msg(0, dissect.Request, 100), msg(200*time.Millisecond, dissect.Response, 20),
+		msg(-300*time.Millisecond, dissect.Request, 50), // another connection's, emitted later
+		{Kind: capture.KindEvent, Time: at.Add(10 * time.Second)},
+		msg(2600*time.Millisecond, dissect.Request, 30),
+	}
+	for _, c := range []struct {
+		spec, want string
+	}{
+		{"io,stat,0.5", `{"stat":"io,stat","start":-0.500,"end":0.000,"messages":1,"requests":1,"responses":0,"bytes":50}
+{"stat":"io,stat","start":0.000,"end":0.500,"messages":2,"requests":1,"responses":1,"bytes":120}
+{"stat":"io,stat","start":2.500,"end":3.000,"messages":1,"requests":1,"responses":0,"bytes":30}
+`},
+		{"io,stat", `{"stat":"io,stat","start":-1.000,"end":0.000,"messages":1,"requests":1,"responses":0,"bytes":50}
+{"stat":"io,stat","start":0.000,"end":1.000,"messages":2,"requests":1,"responses":1,"bytes":120}
+{"stat":"io,stat","start":2.000,"end":3.000,"messages":1,"requests":1,"responses":0,"bytes":30}
+`},
+		{"io,stat,0", `{"stat":"io,stat","start":-0.300,"end":2.600,"messages":4,"requests":3,"responses":1,"bytes":200}
+`},
+		{"io,stat,0.0001", `{"stat":"io,stat","start":-0.3000,"end":-0.2999,"messages":1,"requests":1,"responses":0,"bytes":50}
+{"stat":"io,stat","start":0.0000,"end":0.0001,"messages":1,"requests":1,"responses":0,"bytes":100}
+{"stat":"io,stat","start":0.2000,"end":0.2001,"messages":1,"requests":0,"responses":1,"bytes":20}
+{"stat":"io,stat","start":2.6000,"end":2.6001,"messages":1,"requests":1,"responses":0,"bytes":30}
+`},
+	} {
+		var s Set
+		if err := s.Set(c.spec); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Set(c.spec); err != nil || s.Len() != 1 {
+			t.Fatalf("%s asked twice: %v, %d statistics", c.spec, err, s.Len())
+		}
+		for _, r := range recs {
+			s.Record(r)
+		}
+		var js bytes.Buffer
+		if err := s.Write(&js, true); err != nil {
+			t.Fatal(err)
+		}
+		if js.String() != c.want {
+			t.Errorf("%s:\n%s\nwant\n%s", c.spec, js.String(), c.want)
+		}
+	}
+	for _, bad := range []string{"io,stat,", "io,stat,-1", "io,stat,x", "io,stat,NaN", "io,stat,1e12", "io,stat,0.0000001", "io,stat,1,frame.len>1", "io,stats", "io"} {
+		var s Set
+		if err := s.Set(bad); err == nil {
+			t.Errorf("%q taken", bad)
+		}
 	}
 }
