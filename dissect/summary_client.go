@@ -24,10 +24,7 @@ func appendClientAPI(b []byte, key int16, body *Node, head int, req bool) ([]byt
 	case key == 60 && !req: // DescribeCluster
 		b = appendLabeled(b, head, body, "ClusterId", "cluster")
 		b = appendNum(b, head, body, "ControllerId", "controller", -1)
-		if bs := body.Child("Brokers"); bs != nil && bs.HasValue() && !bs.Null {
-			b = sep(b, head)
-			b = appendPlural(b, bs.Int, "broker")
-		}
+		b = appendCount(b, head, body.Child("Brokers"), "broker", "")
 	case key == 71 && req: // GetTelemetrySubscriptions
 		b = appendInstance(b, head, body)
 	case key == 71:

@@ -28,13 +28,11 @@ func recordValues(t *testing.T, n *jsonNode) []any {
 			return
 		}
 		if n.Name == "value" && n.Category == "record" {
-			s, _ := n.Value.(string)
-			b, err := hex.DecodeString(s)
-			if err != nil {
+			s, ok := n.Value.(string)
+			if !ok {
+				out = append(out, nil) // a null value
+			} else if b, err := hex.DecodeString(s); err != nil {
 				t.Fatalf("record value %q is not hex: %v", s, err)
-			}
-			if n.Value == nil {
-				out = append(out, nil)
 			} else {
 				out = append(out, string(b))
 			}

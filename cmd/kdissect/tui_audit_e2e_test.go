@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // The explorer's audit view (key a), in a real terminal: the blind spots
@@ -12,7 +14,7 @@ import (
 // kind of change, with its principal, as the audit's table words it. And
 // --tui -Y opens the explorer on that filter.
 func TestTUIEndToEndAuditViewAndFilterFlag(t *testing.T) {
-	tmux := needTmux(t)
+	tmux := testkit.NeedCommand(t, "tmux")
 	bin := kdissectBinary(t)
 
 	// openAudit opens the view once the capture is read and returns the

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 	"github.com/mattn/go-runewidth"
 )
 
@@ -29,21 +30,6 @@ import (
 // e2eWait bounds every wait on the terminal. The screen normally settles
 // in milliseconds; the bound only turns a hang into a failure.
 const e2eWait = 20 * time.Second
-
-// needTmux finds tmux. Without it the test skips on a developer's machine,
-// but fails in CI, which installs tmux (.ci/run): a CI that silently skips
-// the only test of the real terminal would prove nothing.
-func needTmux(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("tmux not found in CI: .ci/run must install it (%v)", err)
-		}
-		t.Skipf("tmux not installed: %v", err)
-	}
-	return p
-}
 
 // tmuxTerm is one tmux server on a private socket with one pane running
 // kdissect.
@@ -614,7 +600,7 @@ func (tm *tmuxTerm) quitBy(code int, keys ...string) {
 }
 
 func TestTUIEndToEndTmux(t *testing.T) {
-	tmux := needTmux(t)
+	tmux := testkit.NeedCommand(t, "tmux")
 	bin := kdissectBinary(t)
 
 	t.Run("capture", func(t *testing.T) {
@@ -907,7 +893,7 @@ func treeShows(s *paneScreen) int {
 // terminal: what the keys do when they come from a terminal (Esc alone,
 // Backspace, ↑, text typed fast) rather than from a test's messages.
 func TestTUIEndToEndFilterSearchBack(t *testing.T) {
-	tmux := needTmux(t)
+	tmux := testkit.NeedCommand(t, "tmux")
 	bin := kdissectBinary(t)
 	path := kadmCapture
 	if _, err := os.Stat(path); err != nil {

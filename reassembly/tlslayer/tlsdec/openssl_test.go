@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kdissect/kdissect/internal/testtools/testkit"
 )
 
 // The other interop tests record Go's crypto/tls, which is also where
@@ -28,20 +30,6 @@ import (
 // session tickets after the TLS 1.3 handshake, encrypt_then_mac (RFC
 // 7366) on by default with CBC suites, DHE key exchange and the CCM
 // suites, which kdissect does not decrypt and must say so.
-
-// needOpenSSL finds the openssl command; CI installs it, elsewhere the
-// test is skipped without it.
-func needOpenSSL(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("openssl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("openssl not found in CI: .ci/run must install it (%v)", err)
-		}
-		t.Skipf("openssl not installed: %v", err)
-	}
-	return p
-}
 
 // pemFiles writes the RSA test certificate and a self-signed ECDSA one,
 // with their keys, for openssl s_server.
@@ -262,7 +250,7 @@ func freePort(t *testing.T) string {
 }
 
 func TestOpenSSLSuites(t *testing.T) {
-	bin := needOpenSSL(t)
+	bin := testkit.NeedCommand(t, "openssl")
 	dir := pemFiles(t)
 	request := bytes.Join(testSends(), nil)
 	reply := payload(9, 30000)
