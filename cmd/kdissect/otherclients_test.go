@@ -3,17 +3,21 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 )
 
-// Three captures of clients that are not written in Go, taken with
+// Four captures of clients that are not written in Go, taken with
 // tcpdump on lo against kfake (testdata/pcaps/README.md says how): kafkajs
 // 2.2.4 (admin, ACL, config and group APIs, gzip, a transaction, a
 // consumer group), librdkafka 2.0.2 through kcat (uncompressed and zstd
 // batches with headers, a consumer) and kafka-node 5.0.0 (a Produce v2 of
-// MessageSet v1 messages, three of them in a gzip wrapper). Their encoders
+// MessageSet v1 messages, three of them in a gzip wrapper) and kafka-python
+// 2.0.2 (admin and ACL APIs, every codec, a consumer group, and MessageSet
+// v0 and v1 of every codec but zstd, lz4 in v0 with the frame header
+// checksum Kafka 0.8 got wrong). Their encoders
 // are independent of franz-go's: every frame must decode without a
 // problem, each answer be matched to its request, and the records carry
 // what the clients were given to send.
@@ -88,6 +92,31 @@ func TestOtherClientsCaptures(t *testing.T) {
 			},
 		},
 		{
+			// kfake closes the connections of the producers pinned to
+			// Kafka 0.9 and 0.10 instead of answering their Produce v1 and v2.
+			file: "kafka-python.pcap", messages: 122, unmatched: []int{101, 104, 107, 110, 113, 116, 119, 122},
+			records: map[int][]any{
+				31: pyRecords("None"),
+				63: pyRecords("zstd"),
+				// Partition 0 holds the uncompressed and lz4 batches, 1 the
+				// gzip and zstd ones, 2 the snappy one (xerial framing).
+				88:  concat(pyRecords("None"), pyRecords("lz4"), pyRecords("gzip"), pyRecords("zstd"), pyRecords("snappy")),
+				101: pyLegacy("(0, 9)", "None"),
+				110: pyLegacy("(0, 9)", "lz4"),
+				119: pyLegacy("(0, 10, 1)", "snappy"),
+				122: pyLegacy("(0, 10, 1)", "lz4"),
+			},
+			summaries: map[int]string{
+				19:  "CreateAcls v1 request corr=4: ALLOW User:alice READ on TOPIC py-t (LITERAL) from *, +1 more",
+				73:  "JoinGroup v2 request corr=1: group py-group, new member, consumer: range, roundrobin, topics py-t",
+				78:  "SyncGroup v1 response corr=2: assigned 3 partitions of py-t",
+				88:  "Fetch v4 response corr=5: py-t: 3 partitions, 25 records, uncompressed+gzip+snappy+lz4+zstd, 2226 bytes",
+				93:  "DeleteAcls v1 request corr=7: ANY User:bob ANY on ANY (any) (ANY) from 10.0.0.7",
+				94:  "DeleteAcls v1 response corr=7: 1 filter, 1 ACL deleted, all ok",
+				110: "Produce v1 request corr=1: t1: 1 partition, 1 MessageSet message, lz4, 165 bytes, acks=1",
+			},
+		},
+		{
 			// kfake closes the connection on a Produce v2 instead of
 			// answering it.
 			file: "kafka-node.pcap", messages: 5, unmatched: []int{5},
@@ -153,6 +182,32 @@ func TestOtherClientsCaptures(t *testing.T) {
 // written with codec.
 func librdRecord(codec string, i int) string {
 	return strings.Repeat("librdkafka "+codec+" record "+string(rune('0'+i))+" ", 20)
+}
+
+// pyRecords are the values kafka-python's producer for codec was given.
+func pyRecords(codec string) []any {
+	var out []any
+	for i := range 5 {
+		out = append(out, strings.Repeat(fmt.Sprintf("kafka-python %s record %d ", codec, i), 8))
+	}
+	return out
+}
+
+// pyLegacy are the values of the producer pinned to Kafka version ver.
+func pyLegacy(ver, codec string) []any {
+	var out []any
+	for i := range 3 {
+		out = append(out, strings.Repeat(fmt.Sprintf("legacy %s %s record %d ", ver, codec, i), 6))
+	}
+	return out
+}
+
+func concat(lists ...[]any) []any {
+	var out []any
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
 }
 
 // -z io,stat over a whole capture counts what --all shows, and what -Y

@@ -1,7 +1,7 @@
 // Command kfakeport runs franz-go's in-process kfake broker on a fixed
 // port until interrupted, for clients that are not Go programs (kafkajs,
 // librdkafka's kcat, kafka-node): the captures testdata/pcaps/kafkajs.pcap,
-// librdkafka.pcap and kafka-node.pcap were taken against it (see
+// librdkafka.pcap, kafka-node.pcap and kafka-python.pcap were taken against it (see
 // testdata/pcaps/README.md).
 //
 //	go run ./internal/testtools/kfakeport -port 29092
