@@ -405,11 +405,7 @@ func appendSASL(b []byte, m *Message, body *Node) []byte {
 		}
 		b = appendToken(b, tok)
 	default:
-		b = appendSym(b, body.Child("ErrorCode"))
-		if msg := body.Child("ErrorMessage"); msg != nil && !msg.Null && msg.Str != "" {
-			b = append(b, ' ')
-			b = append(b, quote(msg.Str)...)
-		}
+		b = appendError(b, body)
 		if tok := body.Child("AuthBytes"); tok != nil && len(tok.Bytes) > 0 {
 			b = append(b, ", "...)
 			b = appendToken(b, tok)

@@ -155,6 +155,18 @@ func appendSym(b []byte, n *Node) []byte {
 	return strconv.AppendInt(b, n.Int, 10)
 }
 
+// appendError names e's ErrorCode and quotes its ErrorMessage, unless the
+// message only repeats the code's name (kfake's do).
+func appendError(b []byte, e *Node) []byte {
+	ec := e.Child("ErrorCode")
+	b = appendSym(b, ec)
+	if msg := e.Child("ErrorMessage"); msg != nil && !msg.Null && msg.Str != "" && (ec == nil || msg.Str != ec.EnumName()) {
+		b = append(b, ' ')
+		b = append(b, quote(msg.Str)...)
+	}
+	return b
+}
+
 // appendText shows a wire string escaped; null filters match anything.
 func appendText(b []byte, n *Node) []byte {
 	switch {
@@ -203,11 +215,7 @@ func appendResults(b []byte, body *Node, field, noun string, extra func(*Node) i
 		b = append(b, ", "...)
 		b = strconv.AppendInt(b, failed, 10)
 		b = append(b, " failed: "...)
-		b = appendSym(b, firstErr.Child("ErrorCode"))
-		if msg := firstErr.Child("ErrorMessage"); msg != nil && !msg.Null && msg.Str != "" {
-			b = append(b, ' ')
-			b = append(b, quote(msg.Str)...)
-		}
+		b = appendError(b, firstErr)
 	case n > 0:
 		b = append(b, ", all ok"...)
 	}

@@ -457,6 +457,20 @@ func adminSummaryCases() []summaryCase {
 	dtResp := dt.ResponseKind().(*kmsg.DescribeDelegationTokenResponse)
 	dtResp.TokenDetails = []kmsg.DescribeDelegationTokenResponseTokenDetail{{TokenID: "tok-1", HMAC: []byte("hmac-secret")}}
 	add("describe tokens response", nil, dtResp, "DescribeDelegationToken v0 response corr=7: 1 token: tok-1")
+	// A message that only repeats the error's name (kfake's) is not
+	// written twice; one that says more is quoted.
+	ca := kmsg.NewPtrCreateACLsResponse()
+	ca.Version = 1
+	ca.Results = []kmsg.CreateACLsResponseResult{{ErrorCode: 31, ErrorMessage: ptr("CLUSTER_AUTHORIZATION_FAILED")}}
+	add("create acls refused, the name as message", nil, ca, "CreateAcls v1 response corr=7: 1 result, 1 failed: CLUSTER_AUTHORIZATION_FAILED")
+	ca2 := kmsg.NewPtrCreateACLsResponse()
+	ca2.Version = 1
+	ca2.Results = []kmsg.CreateACLsResponseResult{{}, {ErrorCode: 31, ErrorMessage: ptr("Cluster authorization failed.")}}
+	add("create acls refused, a message", nil, ca2, `CreateAcls v1 response corr=7: 2 results, 1 failed: CLUSTER_AUTHORIZATION_FAILED "Cluster authorization failed."`)
+	sa := kmsg.NewPtrSASLAuthenticateResponse()
+	sa.Version = 1
+	sa.ErrorCode, sa.ErrorMessage = 58, ptr("SASL_AUTHENTICATION_FAILED")
+	add("sasl refused, the name as message", nil, sa, "SaslAuthenticate v1 response corr=7: SASL_AUTHENTICATION_FAILED")
 	return cases
 }
 
