@@ -51,12 +51,13 @@ func recordValues(t *testing.T, n *jsonNode) []any {
 
 func TestOtherClientsCaptures(t *testing.T) {
 	for _, c := range []struct {
-		file      string
-		messages  int
-		unmatched []int          // requests the capture holds no answer to
-		software  map[string]any // client_software of every message line
-		records   map[int][]any  // message index: its record values
-		summaries map[int]string // message index: its summary
+		file       string
+		messages   int
+		unmatched  []int          // requests the capture holds no answer to
+		software   map[string]any // client_software of every message line
+		records    map[int][]any  // message index: its record values
+		summaries  map[int]string // message index: its summary
+		principals map[int]string // message index: its principal
 	}{
 		{
 			file: "kafkajs.pcap", messages: 126,
@@ -90,6 +91,23 @@ func TestOtherClientsCaptures(t *testing.T) {
 				1:  "ApiVersions v3 request corr=1: client librdkafka 2.0.2",
 				13: "Produce v7 request corr=3: t1: 1 partition, 4 records, zstd, 175 bytes, acks=all",
 			},
+		},
+		{
+			// kafkajs logging in by SASL PLAIN, SCRAM-SHA-256 and
+			// SCRAM-SHA-512 against kfakeport -sasl, ACLs checked; kfake
+			// closes the two logins with a wrong password unanswered.
+			file: "kafkajs-sasl.pcap", messages: 56, unmatched: []int{47, 52},
+			records: map[int][]any{27: {"written by alice"}},
+			summaries: map[int]string{
+				4:  "SaslHandshake v1 response corr=1: NONE, enabled: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512",
+				5:  "SaslAuthenticate v1 request corr=2: PLAIN user admin",
+				21: "SaslAuthenticate v1 request corr=2: SCRAM client-first user alice",
+				33: "SaslAuthenticate v1 request corr=2: SCRAM client-first user bob",
+				39: "CreateAcls v1 request corr=5: ALLOW User:bob ALL on CLUSTER kafka-cluster (LITERAL) from *",
+				40: "CreateAcls v1 response corr=5: 1 result, 1 failed: CLUSTER_AUTHORIZATION_FAILED",
+				55: "DeleteAcls v1 request corr=9: ANY User:alice ANY on TOPIC sec-t (LITERAL) from *",
+			},
+			principals: map[int]string{15: "User:admin", 27: "User:alice", 40: "User:bob", 47: "User:alice", 52: "User:admin", 56: "User:admin"},
 		},
 		{
 			// kfake closes the connections of the producers pinned to
@@ -160,6 +178,9 @@ func TestOtherClientsCaptures(t *testing.T) {
 				}
 				if want, ok := c.summaries[m.Index]; ok && !strings.HasPrefix(m.Summary, want) {
 					t.Errorf("#%d: summary\n got %s\nwant %s…", m.Index, m.Summary, want)
+				}
+				if want, ok := c.principals[m.Index]; ok && (m.Principal == nil || *m.Principal != want) {
+					t.Errorf("#%d: principal %v, want %s", m.Index, m.Principal, want)
 				}
 				if want, ok := c.records[m.Index]; ok {
 					var tree jsonNode

@@ -1,10 +1,14 @@
 // Command kfakeport runs franz-go's in-process kfake broker on a fixed
 // port until interrupted, for clients that are not Go programs (kafkajs,
-// librdkafka's kcat, kafka-node): the captures testdata/pcaps/kafkajs.pcap,
-// librdkafka.pcap, kafka-node.pcap and kafka-python.pcap were taken against it (see
+// librdkafka's kcat, kafka-node, kafka-python): the captures in
+// testdata/pcaps/ named after them were taken against it (see
 // testdata/pcaps/README.md).
 //
-//	go run ./internal/testtools/kfakeport -port 29092
+//	go run ./internal/testtools/kfakeport -port 29092 [-sasl]
+//
+// With -sasl every connection must log in, with ACLs checked: the superuser
+// admin/admin-secret by PLAIN, alice/alice-secret by SCRAM-SHA-256 and
+// bob/bob-secret by SCRAM-SHA-512, alice and bob with no ACL of their own.
 package main
 
 import (
@@ -18,8 +22,16 @@ import (
 
 func main() {
 	port := flag.Int("port", 29092, "the port to listen on, on every address")
+	sasl := flag.Bool("sasl", false, "require SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and check ACLs")
 	flag.Parse()
-	c, err := kfake.NewCluster(kfake.Ports(*port), kfake.SeedTopics(3, "t1", "t2"), kfake.AllowAutoTopicCreation())
+	opts := []kfake.Opt{kfake.Ports(*port), kfake.SeedTopics(3, "t1", "t2"), kfake.AllowAutoTopicCreation()}
+	if *sasl {
+		opts = append(opts, kfake.EnableSASL(), kfake.EnableACLs(),
+			kfake.ListenFn(listMechanisms), kfake.Superuser("PLAIN", "admin", "admin-secret"),
+			kfake.User("SCRAM-SHA-256", "alice", "alice-secret"),
+			kfake.User("SCRAM-SHA-512", "bob", "bob-secret"))
+	}
+	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfakeport:", err)
 		os.Exit(1)
