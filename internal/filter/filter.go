@@ -254,15 +254,22 @@ func (e *env) values(fl *field) []Value {
 	dst := e.buf[:0]
 	switch {
 	case e.rec != nil:
-		if fl.rec != nil {
+		switch {
+		case fl.rec != nil:
 			dst = recordValues(e.rec, fl.rec.id, dst)
-		} else if e.rec.Kind == capture.KindMessage {
+		case e.rec.Kind != capture.KindMessage:
+		case fl.alias != nil:
+			dst = aliasValues(e.rec.Message, fl.alias, dst)
+		default:
 			dst = bodyValues(e.rec.Message, fl.path, dst)
 		}
 	case e.acc != nil:
-		if fl.rec != nil {
+		switch {
+		case fl.rec != nil:
 			dst = accValues(e.acc, fl.rec.name, dst)
-		} else {
+		case fl.alias != nil:
+			dst = aliasValues(e.acc.Message(), fl.alias, dst)
+		default:
 			dst = bodyValues(e.acc.Message(), fl.path, dst)
 		}
 	case e.row != nil:

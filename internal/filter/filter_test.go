@@ -468,6 +468,18 @@ func TestWiresharkNames(t *testing.T) {
 		{`ip.dst == 10.0.0.0/8`, `dst == 10.0.0.0/8`},
 		{`ip.addr == 127.0.0.1`, `src == 127.0.0.1 || dst == 127.0.0.1`},
 		{`ip.addr != 127.0.0.1`, `!(src == 127.0.0.1 || dst == 127.0.0.1)`},
+		// ACL and SASL fields: a binding's own name or its filter's, in the
+		// ACL APIs (and an Envelope) alone.
+		{`kafka.acl_principal`, `api_key in {29 30 31 58} && (Principal || PrincipalFilter)`},
+		{`kafka.acl_principal contains "User:"`, `api_key in {29 30 31 58} && (Principal contains "User:" || PrincipalFilter contains "User:")`},
+		{`kafka.acl_host == "*"`, `api_key in {29 30 31 58} && (Host == "*" || HostFilter == "*")`},
+		{`kafka.acl_operation == WRITE`, `api_key in {29 30 31 58} && Operation == WRITE`},
+		{`kafka.acl_permission_type == 3`, `api_key in {29 30 31 58} && PermissionType == ALLOW`},
+		{`kafka.acl_resource_type == TOPIC`, `api_key in {29 30 31 58} && (ResourceType == TOPIC || ResourceTypeFilter == TOPIC)`},
+		{`kafka.acl_resource_name`, `api_key in {29 30 31 58} && (ResourceName || ResourceNameFilter)`},
+		{`kafka.acl_resource_pattern_type == LITERAL`,
+			`api_key in {29 30 31 58} && (ResourcePatternType == LITERAL || PatternType == LITERAL || PatternTypeFilter == LITERAL)`},
+		{`kafka.sasl_mechanism`, `api_key == 17 && Mechanism`},
 	}
 	o := capture.DefaultOptions()
 	o.All = true
@@ -510,10 +522,31 @@ func TestWiresharkNames(t *testing.T) {
 				}
 			})
 			if hits == 0 && (file == "sarama-acls.pcap" || strings.HasPrefix(p[0], "tcp.")) && !strings.Contains(p[0], "10.0.0.0") &&
-				!strings.Contains(p[0], "!=") && !strings.Contains(p[0], "client_software") {
+				!strings.Contains(p[0], "!=") && !strings.Contains(p[0], "client_software") && !strings.Contains(p[0], "sasl") {
 				t.Errorf("%s: %s matched nothing: the test proves nothing", file, p[0])
 			}
 		}
+	}
+	// Metadata's broker Host is no ACL's host.
+	acl, err := Compile(`kafka.acl_host`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anyHost, err := Compile(`Host`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metadata := 0
+	records(t, "sarama-acls.pcap", o, func(r *capture.Record) {
+		if r.Kind == capture.KindMessage && r.Message.APIName == "Metadata" && anyHost.Record(r) {
+			metadata++
+			if acl.Record(r) {
+				t.Errorf("Metadata corr=%d: kafka.acl_host matched its broker's Host", r.Message.CorrelationID)
+			}
+		}
+	})
+	if metadata == 0 {
+		t.Error("no Metadata answer with a Host: the test proves nothing")
 	}
 	// The explorer's entries: derived from their src and dst too.
 	it := item{fields: map[string][]Value{
@@ -537,7 +570,7 @@ func TestWiresharkNames(t *testing.T) {
 	// write instead.
 	for expr, want := range map[string]string{
 		`kafka.api_key == "CreateAcl"`: `cannot compare kafka.api_key (a number or a name of one) with "CreateAcl" at 18; did you mean "CreateAcls"?`,
-		`kafka.topic_name == "orders"`: `unknown field "kafka.topic_name" at 1; kdissect knows Wireshark's kafka.* names where Kafka gives the field one name (kafka.api_key, kafka.error, ...); for the others use Kafka's (Topic, Name, Principal, ResourceName)`,
+		`kafka.topic_name == "orders"`: `unknown field "kafka.topic_name" at 1; kdissect knows Wireshark's kafka.* names of the header, errors, groups, records, ACLs and SASL (kafka.api_key, kafka.error, kafka.acl_principal, ...); for the others use Kafka's (Topic, Name, ResourceName)`,
 		`tcp.port == "x"`:              `cannot compare tcp.port (a number) with "x" at 13`,
 		`ip.src == 127.0.0.1:9092`:     `ip.src is an address without its port (tcp.port and tcp.srcport, tcp.dstport are the ports): "127.0.0.1:9092" at 11`,
 	} {

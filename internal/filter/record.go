@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/kdissect/kdissect/dissect"
@@ -245,9 +246,9 @@ var messageFields = func() map[string]*recordField {
 
 // wiresharkNames are the names Wireshark (and its Kafka dissector) gives
 // fields kdissect has under its own, so that a filter written for tshark
-// means the same here. Wireshark's kafka.* names of fields whose Kafka
-// names differ from API to API (kafka.topic_name, kafka.acl_principal)
-// are not among them: the hint for them points to Kafka's names.
+// means the same here. Those whose Kafka names differ from API to API are
+// in wiresharkBodyNames, or, where no list of APIs bounds them
+// (kafka.topic_name), not kept: the hint for them points to Kafka's names.
 var wiresharkNames = map[string]string{
 	"kafka.api_key":                 "api_key",
 	"kafka.api_version":             "api_version",
@@ -266,6 +267,53 @@ var wiresharkNames = map[string]string{
 	"kafka.message_value":           "value",
 	"frame.number":                  "packets",
 	"frame.time":                    "time",
+}
+
+// bodyAlias is a Wireshark name that stands for body fields of several
+// Kafka names, in the messages of some APIs only (Metadata's broker Host
+// is no kafka.acl_host).
+type bodyAlias struct {
+	names []string
+	apis  []int16
+}
+
+// aclAPIs are DescribeAcls, CreateAcls and DeleteAcls, and an Envelope,
+// which may forward them.
+var aclAPIs = []int16{29, 30, 31, 58}
+
+// wiresharkBodyNames are Wireshark's names of the ACL and SASL fields, for
+// the fields Kafka names by what they are in each message: an ACL
+// binding's own (CreateAcls, the ACLs DescribeAcls and DeleteAcls answer
+// with) and a filter's (ResourceNameFilter).
+var wiresharkBodyNames = map[string]*bodyAlias{
+	"kafka.acl_resource_type":         {[]string{"ResourceType", "ResourceTypeFilter"}, aclAPIs},
+	"kafka.acl_resource_name":         {[]string{"ResourceName", "ResourceNameFilter"}, aclAPIs},
+	"kafka.acl_resource_pattern_type": {[]string{"ResourcePatternType", "PatternType", "PatternTypeFilter"}, aclAPIs},
+	"kafka.acl_principal":             {[]string{"Principal", "PrincipalFilter"}, aclAPIs},
+	"kafka.acl_host":                  {[]string{"Host", "HostFilter"}, aclAPIs},
+	"kafka.acl_operation":             {[]string{"Operation"}, aclAPIs},
+	"kafka.acl_permission_type":       {[]string{"PermissionType"}, aclAPIs},
+	"kafka.sasl_mechanism":            {[]string{"Mechanism"}, []int16{17}},
+}
+
+// aliasValues appends the occurrences of a's fields in m's body, in tree
+// order.
+func aliasValues(m *dissect.Message, a *bodyAlias, dst []Value) []Value {
+	body := bodyOf(m)
+	if body == nil || !slices.Contains(a.apis, m.APIKey) {
+		return dst
+	}
+	return namedAny(body, a.names, dst)
+}
+
+func namedAny(n *dissect.Node, names []string, dst []Value) []Value {
+	if slices.Contains(names, n.Name) {
+		dst = nodeValues(n, dst)
+	}
+	for _, c := range n.Children {
+		dst = namedAny(c, names, dst)
+	}
+	return dst
 }
 
 // recordValues appends the occurrences of a record field: NDJSON's

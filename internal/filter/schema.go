@@ -142,6 +142,7 @@ type field struct {
 	name  string
 	rec   *recordField // a field of the record; nil for a body field
 	path  []string     // a body field: its name, or its path from the body
+	alias *bodyAlias   // or a Wireshark name of body fields
 	types types
 }
 
@@ -157,6 +158,13 @@ func (s *schema) resolve(t token) (*field, error) {
 	if s.body != nil {
 		if n, ok := wiresharkNames[name]; ok {
 			name = n
+		}
+		if a := wiresharkBodyNames[name]; a != nil {
+			var ty types
+			for _, n := range a.names {
+				ty |= s.body[n]
+			}
+			return &field{name: typed, alias: a, types: ty}, nil
 		}
 	}
 	if rf := s.fields[name]; rf != nil {
@@ -183,7 +191,7 @@ func (s *schema) resolve(t token) (*field, error) {
 	if best := s.suggest(name); best != "" {
 		e.Hint = "did you mean " + quote(best) + "?"
 	} else if s.body != nil && strings.HasPrefix(name, "kafka.") {
-		e.Hint = "kdissect knows Wireshark's kafka.* names where Kafka gives the field one name (kafka.api_key, kafka.error, ...); for the others use Kafka's (Topic, Name, Principal, ResourceName)"
+		e.Hint = "kdissect knows Wireshark's kafka.* names of the header, errors, groups, records, ACLs and SASL (kafka.api_key, kafka.error, kafka.acl_principal, ...); for the others use Kafka's (Topic, Name, ResourceName)"
 	}
 	return nil, e
 }
