@@ -3,7 +3,9 @@ package filter
 import (
 	"context"
 	"net/netip"
+	"reflect"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -448,6 +450,73 @@ func TestBlankFilterBuildsNoSchema(t *testing.T) {
 	}
 }
 
+// kafka.topic_name and kafka.consumer_group are the fields Kafka's
+// definitions say hold a topic's or a group's name, whatever each message
+// calls them, and no other: kafka-python's run names the topic py-t in
+// the APIs below, and also as an ACL's and a config's resource, which are
+// no topic_name (Wireshark has kafka.acl_resource_name and
+// kafka.config_resource_name for them); a config's Name is none either.
+func TestWiresharkEntityNames(t *testing.T) {
+	o := capture.DefaultOptions()
+	o.All = true
+	for _, c := range []struct {
+		expr, kafka string
+		apis        []string // the APIs of the messages the Wireshark name matches
+	}{
+		{`kafka.topic_name == "py-t"`, `ResourceName == "py-t"`, []string{"CreateTopics", "DeleteTopics", "Fetch", "JoinGroup",
+			"ListOffsets", "Metadata", "OffsetCommit", "OffsetFetch", "Produce", "SyncGroup"}},
+		{`kafka.topic_name == "segment.bytes"`, `Name == "segment.bytes"`, nil},
+		{`kafka.consumer_group == "py-group"`, `GroupId == "py-group"`, []string{"JoinGroup", "LeaveGroup",
+			"ListGroups", "OffsetCommit", "OffsetFetch", "SyncGroup"}},
+	} {
+		ws, err := Compile(c.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := Compile(c.kafka)
+		if err != nil {
+			t.Fatal(err)
+		}
+		apis := map[string]bool{}
+		others := 0
+		records(t, "kafka-python.pcap", o, func(r *capture.Record) {
+			if ws.Record(r) {
+				apis[r.Message.APIName] = true
+			}
+			if other.Record(r) {
+				others++
+			}
+		})
+		var got []string
+		for a := range apis {
+			got = append(got, a)
+		}
+		sort.Strings(got)
+		if !reflect.DeepEqual(got, c.apis) {
+			t.Errorf("%s: matched in %v, want %v", c.expr, got, c.apis)
+		}
+		if others == 0 {
+			t.Errorf("%s matched nothing: the test proves nothing", c.kafka)
+		}
+	}
+	// A resource named py-t in CreateAcls and DescribeConfigs.
+	for _, expr := range []string{`api == "CreateAcls" && kafka.acl_resource_name == "py-t"`, `api == "DescribeConfigs" && ResourceName == "py-t"`} {
+		f, err := Compile(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		records(t, "kafka-python.pcap", o, func(r *capture.Record) {
+			if f.Record(r) {
+				n++
+			}
+		})
+		if n == 0 {
+			t.Errorf("%s matched nothing: the test proves nothing", expr)
+		}
+	}
+}
+
 // A filter written for tshark means the same here: each Wireshark name
 // matches exactly the records its kdissect spelling matches, on every
 // record of the shipped captures (events included), and the derived
@@ -570,12 +639,37 @@ func TestWiresharkNames(t *testing.T) {
 	// write instead.
 	for expr, want := range map[string]string{
 		`kafka.api_key == "CreateAcl"`: `cannot compare kafka.api_key (a number or a name of one) with "CreateAcl" at 18; did you mean "CreateAcls"?`,
-		`kafka.topic_name == "orders"`: `unknown field "kafka.topic_name" at 1; kdissect knows Wireshark's kafka.* names of the header, errors, groups, records, ACLs and SASL (kafka.api_key, kafka.error, kafka.acl_principal, ...); for the others use Kafka's (Topic, Name, ResourceName)`,
+		`kafka.partition_id == 0`:      `unknown field "kafka.partition_id" at 1; kdissect knows Wireshark's kafka.* names of the header, errors, topics, groups, records, ACLs and SASL (kafka.api_key, kafka.topic_name, kafka.acl_principal, ...); for the others use Kafka's (PartitionIndex, Partition)`,
 		`tcp.port == "x"`:              `cannot compare tcp.port (a number) with "x" at 13`,
 		`ip.src == 127.0.0.1:9092`:     `ip.src is an address without its port (tcp.port and tcp.srcport, tcp.dstport are the ports): "127.0.0.1:9092" at 11`,
 	} {
 		if _, err := Compile(expr); err == nil || err.Error() != want {
 			t.Errorf("%s:\n got %v\nwant %s", expr, err, want)
+		}
+	}
+}
+
+// Each struct topicStructs names is one of the definitions', with a Name
+// string: a renamed struct would make kafka.topic_name miss its topics.
+func TestTopicStructsAreDefined(t *testing.T) {
+	found := map[string]bool{}
+	var walk func(fs []*dissect.Field)
+	walk = func(fs []*dissect.Field) {
+		for _, f := range fs {
+			for _, c := range f.Fields {
+				if c.Name == "Name" && c.Type == "string" {
+					found[strings.TrimPrefix(f.Type, "[]")] = true
+				}
+			}
+			walk(f.Fields)
+		}
+	}
+	for _, d := range dissect.NewRegistry().Defs() {
+		walk(d.Fields)
+	}
+	for s := range topicStructs {
+		if !found[s] {
+			t.Errorf("%s: no definition has this struct with a Name string", s)
 		}
 	}
 }

@@ -273,45 +273,93 @@ var wiresharkNames = map[string]string{
 // Kafka names, in the messages of some APIs only (Metadata's broker Host
 // is no kafka.acl_host).
 type bodyAlias struct {
-	names []string
-	apis  []int16
+	fields []bodyMatch
+	apis   []int16 // nil: every API's
+}
+
+// bodyMatch is a field by its name, and where names say less than Kafka's
+// entityType, by its struct's type or its own (a topic's Name, not a
+// config's).
+type bodyMatch struct {
+	name    string
+	parents map[string]bool // the types of the structs it is a topic's name in; nil: any
+	typ     string          // its node's type; "": any
+}
+
+func names(ns ...string) []bodyMatch {
+	out := make([]bodyMatch, len(ns))
+	for i, n := range ns {
+		out[i] = bodyMatch{name: n}
+	}
+	return out
 }
 
 // aclAPIs are DescribeAcls, CreateAcls and DeleteAcls, and an Envelope,
 // which may forward them.
 var aclAPIs = []int16{29, 30, 31, 58}
 
-// wiresharkBodyNames are Wireshark's names of the ACL and SASL fields, for
-// the fields Kafka names by what they are in each message: an ACL
-// binding's own (CreateAcls, the ACLs DescribeAcls and DeleteAcls answer
-// with) and a filter's (ResourceNameFilter).
+// topicStructs are the structs whose Name is a topic's: those of Kafka's
+// definitions that give their Name the entityType topicName, no other
+// struct with a Name (CreatableTopicConfig's is a config's).
+var topicStructs = map[string]bool{}
+
+func init() {
+	for _, s := range strings.Fields(`AlterReplicaLogDirTopic CreatableTopic CreatableTopicResult
+		CreatePartitionsTopic CreatePartitionsTopicResult DeletableTopicResult DeleteRecordsTopic
+		DeleteRecordsTopicResult DeleteTopicState DescribeLogDirsTopic DescribeTopicPartitionsResponseTopic
+		ListOffsetsTopic ListOffsetsTopicResponse ListPartitionReassignmentsTopics MetadataRequestTopic
+		MetadataResponseTopic OffsetCommitRequestTopic OffsetCommitResponseTopic OffsetDeleteRequestTopic
+		OffsetDeleteResponseTopic OffsetFetchRequestTopic OffsetFetchRequestTopics OffsetFetchResponseTopic
+		OffsetFetchResponseTopics OngoingTopicReassignment ReassignableTopic ReassignableTopicResponse
+		StopReplicaTopicV1 TopicProduceData TopicProduceResponse TopicRequest TopicResponse TopicSnapshot
+		TxnOffsetCommitRequestTopic TxnOffsetCommitResponseTopic WritableTxnMarkerTopic WritableTxnMarkerTopicResult`) {
+		topicStructs[s] = true
+	}
+}
+
+// wiresharkBodyNames are Wireshark's names of fields Kafka names by what
+// they are in each message: the topic and group names (the fields Kafka's
+// definitions give the entityType topicName or groupId), the producer id,
+// an ACL binding's own fields and its filter's (ResourceNameFilter), and
+// SaslHandshake's mechanism.
 var wiresharkBodyNames = map[string]*bodyAlias{
-	"kafka.acl_resource_type":         {[]string{"ResourceType", "ResourceTypeFilter"}, aclAPIs},
-	"kafka.acl_resource_name":         {[]string{"ResourceName", "ResourceNameFilter"}, aclAPIs},
-	"kafka.acl_resource_pattern_type": {[]string{"ResourcePatternType", "PatternType", "PatternTypeFilter"}, aclAPIs},
-	"kafka.acl_principal":             {[]string{"Principal", "PrincipalFilter"}, aclAPIs},
-	"kafka.acl_host":                  {[]string{"Host", "HostFilter"}, aclAPIs},
-	"kafka.acl_operation":             {[]string{"Operation"}, aclAPIs},
-	"kafka.acl_permission_type":       {[]string{"PermissionType"}, aclAPIs},
-	"kafka.sasl_mechanism":            {[]string{"Mechanism"}, []int16{17}},
+	"kafka.topic_name": {fields: append(names("Topic", "TopicName", "TopicNames", "SourceTopics", "RepartitionSinkTopics",
+		"SubscribedTopicNames"), bodyMatch{name: "Name", parents: topicStructs},
+		// a consumer's subscription (JoinGroup's protocol metadata)
+		bodyMatch{name: "Topics", typ: "[]string"})},
+	// DescribeGroups asks for Groups, a []string; other Groups are
+	// arrays of structs.
+	"kafka.consumer_group":            {fields: append(names("GroupId", "GroupIds", "GroupsNames"), bodyMatch{name: "Groups", typ: "[]string"})},
+	"kafka.producer_id":               {fields: names("ProducerId", "producer_id")},
+	"kafka.acl_resource_type":         {names("ResourceType", "ResourceTypeFilter"), aclAPIs},
+	"kafka.acl_resource_name":         {names("ResourceName", "ResourceNameFilter"), aclAPIs},
+	"kafka.acl_resource_pattern_type": {names("ResourcePatternType", "PatternType", "PatternTypeFilter"), aclAPIs},
+	"kafka.acl_principal":             {names("Principal", "PrincipalFilter"), aclAPIs},
+	"kafka.acl_host":                  {names("Host", "HostFilter"), aclAPIs},
+	"kafka.acl_operation":             {names("Operation"), aclAPIs},
+	"kafka.acl_permission_type":       {names("PermissionType"), aclAPIs},
+	"kafka.sasl_mechanism":            {names("Mechanism"), []int16{17}},
 }
 
 // aliasValues appends the occurrences of a's fields in m's body, in tree
 // order.
 func aliasValues(m *dissect.Message, a *bodyAlias, dst []Value) []Value {
 	body := bodyOf(m)
-	if body == nil || !slices.Contains(a.apis, m.APIKey) {
+	if body == nil || a.apis != nil && !slices.Contains(a.apis, m.APIKey) {
 		return dst
 	}
-	return namedAny(body, a.names, dst)
+	return a.walk(body, "", dst)
 }
 
-func namedAny(n *dissect.Node, names []string, dst []Value) []Value {
-	if slices.Contains(names, n.Name) {
-		dst = nodeValues(n, dst)
+func (a *bodyAlias) walk(n *dissect.Node, parent string, dst []Value) []Value {
+	for _, f := range a.fields {
+		if n.Name == f.name && (f.parents == nil || f.parents[parent]) && (f.typ == "" || n.Type == f.typ) {
+			dst = nodeValues(n, dst)
+			break
+		}
 	}
 	for _, c := range n.Children {
-		dst = namedAny(c, names, dst)
+		dst = a.walk(c, n.Type, dst)
 	}
 	return dst
 }

@@ -161,8 +161,8 @@ func (s *schema) resolve(t token) (*field, error) {
 		}
 		if a := wiresharkBodyNames[name]; a != nil {
 			var ty types
-			for _, n := range a.names {
-				ty |= s.body[n]
+			for _, f := range a.fields {
+				ty |= s.body[f.name]
 			}
 			return &field{name: typed, alias: a, types: ty}, nil
 		}
@@ -191,7 +191,7 @@ func (s *schema) resolve(t token) (*field, error) {
 	if best := s.suggest(name); best != "" {
 		e.Hint = "did you mean " + quote(best) + "?"
 	} else if s.body != nil && strings.HasPrefix(name, "kafka.") {
-		e.Hint = "kdissect knows Wireshark's kafka.* names of the header, errors, groups, records, ACLs and SASL (kafka.api_key, kafka.error, kafka.acl_principal, ...); for the others use Kafka's (Topic, Name, ResourceName)"
+		e.Hint = "kdissect knows Wireshark's kafka.* names of the header, errors, topics, groups, records, ACLs and SASL (kafka.api_key, kafka.topic_name, kafka.acl_principal, ...); for the others use Kafka's (PartitionIndex, Partition)"
 	}
 	return nil, e
 }
