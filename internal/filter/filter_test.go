@@ -460,13 +460,18 @@ func TestWiresharkEntityNames(t *testing.T) {
 	o := capture.DefaultOptions()
 	o.All = true
 	for _, c := range []struct {
-		expr, kafka string
-		apis        []string // the APIs of the messages the Wireshark name matches
+		file, expr, kafka string
+		apis              []string // the APIs of the messages the Wireshark name matches
 	}{
-		{`kafka.topic_name == "py-t"`, `ResourceName == "py-t"`, []string{"CreateTopics", "DeleteTopics", "Fetch", "JoinGroup",
+		{"kafka-python.pcap", `kafka.topic_name == "py-t"`, `ResourceName == "py-t"`, []string{"CreateTopics", "DeleteTopics", "Fetch", "JoinGroup",
 			"ListOffsets", "Metadata", "OffsetCommit", "OffsetFetch", "Produce", "SyncGroup"}},
-		{`kafka.topic_name == "segment.bytes"`, `Name == "segment.bytes"`, nil},
-		{`kafka.consumer_group == "py-group"`, `GroupId == "py-group"`, []string{"JoinGroup", "LeaveGroup",
+		{"kafka-python.pcap", `kafka.topic_name == "segment.bytes"`, `Name == "segment.bytes"`, nil},
+		// kafkajs's transaction: AddPartitionsToTxn names its topics in a
+		// common struct.
+		{"kafkajs.pcap", `kafka.topic_name == "js-topic"`, `ResourceName == "js-topic"`, []string{"AddPartitionsToTxn", "CreatePartitions",
+			"CreateTopics", "DeleteRecords", "DeleteTopics", "Fetch", "JoinGroup", "ListOffsets", "Metadata", "OffsetCommit", "OffsetFetch",
+			"Produce", "SyncGroup"}},
+		{"kafka-python.pcap", `kafka.consumer_group == "py-group"`, `GroupId == "py-group"`, []string{"JoinGroup", "LeaveGroup",
 			"ListGroups", "OffsetCommit", "OffsetFetch", "SyncGroup"}},
 	} {
 		ws, err := Compile(c.expr)
@@ -479,7 +484,7 @@ func TestWiresharkEntityNames(t *testing.T) {
 		}
 		apis := map[string]bool{}
 		others := 0
-		records(t, "kafka-python.pcap", o, func(r *capture.Record) {
+		records(t, c.file, o, func(r *capture.Record) {
 			if ws.Record(r) {
 				apis[r.Message.APIName] = true
 			}

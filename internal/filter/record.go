@@ -299,19 +299,21 @@ func names(ns ...string) []bodyMatch {
 var aclAPIs = []int16{29, 30, 31, 58}
 
 // topicStructs are the structs whose Name is a topic's: those of Kafka's
-// definitions that give their Name the entityType topicName, no other
-// struct with a Name (CreatableTopicConfig's is a config's).
+// definitions that give their Name the entityType topicName (in a
+// message's fields or its commonStructs), no other struct with a Name
+// (CreatableTopicConfig's is a config's).
 var topicStructs = map[string]bool{}
 
 func init() {
-	for _, s := range strings.Fields(`AlterReplicaLogDirTopic CreatableTopic CreatableTopicResult
+	for _, s := range strings.Fields(`AddPartitionsToTxnTopic AddPartitionsToTxnTopicResult AlterReplicaLogDirTopic
+		CreatableTopic CreatableTopicResult
 		CreatePartitionsTopic CreatePartitionsTopicResult DeletableTopicResult DeleteRecordsTopic
 		DeleteRecordsTopicResult DeleteTopicState DescribeLogDirsTopic DescribeTopicPartitionsResponseTopic
 		ListOffsetsTopic ListOffsetsTopicResponse ListPartitionReassignmentsTopics MetadataRequestTopic
 		MetadataResponseTopic OffsetCommitRequestTopic OffsetCommitResponseTopic OffsetDeleteRequestTopic
 		OffsetDeleteResponseTopic OffsetFetchRequestTopic OffsetFetchRequestTopics OffsetFetchResponseTopic
 		OffsetFetchResponseTopics OngoingTopicReassignment ReassignableTopic ReassignableTopicResponse
-		StopReplicaTopicV1 TopicProduceData TopicProduceResponse TopicRequest TopicResponse TopicSnapshot
+		StopReplicaTopicV1 TopicInfo TopicProduceData TopicProduceResponse TopicRequest TopicResponse TopicSnapshot
 		TxnOffsetCommitRequestTopic TxnOffsetCommitResponseTopic WritableTxnMarkerTopic WritableTxnMarkerTopicResult`) {
 		topicStructs[s] = true
 	}
