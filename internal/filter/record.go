@@ -254,10 +254,8 @@ var wiresharkNames = map[string]string{
 	"kafka.api_version":             "api_version",
 	"kafka.correlation_id":          "correlation_id",
 	"kafka.client_id":               "client_id",
-	"kafka.error":                   "ErrorCode",
 	"kafka.error_message":           "ErrorMessage",
 	"kafka.throttle_time":           "ThrottleTimeMs",
-	"kafka.transactional_id":        "TransactionalId",
 	"kafka.member_id":               "MemberId",
 	"kafka.generation_id":           "GenerationId",
 	"kafka.protocol_type":           "ProtocolType",
@@ -320,10 +318,11 @@ func init() {
 }
 
 // wiresharkBodyNames are Wireshark's names of fields Kafka names by what
-// they are in each message: the topic and group names (the fields Kafka's
-// definitions give the entityType topicName or groupId), the producer id,
-// an ACL binding's own fields and its filter's (ResourceNameFilter), and
-// SaslHandshake's mechanism.
+// they are in each message: the topic, group and transaction names and the
+// producer id (the fields Kafka's definitions give the entityType
+// topicName, groupId, transactionalId or producerId), the error codes, an
+// ACL binding's own fields and its filter's (ResourceNameFilter), and
+// SaslHandshake's mechanisms.
 var wiresharkBodyNames = map[string]*bodyAlias{
 	"kafka.topic_name": {fields: append(names("Topic", "TopicName", "TopicNames", "SourceTopics", "RepartitionSinkTopics",
 		"SubscribedTopicNames"), bodyMatch{name: "Name", parents: topicStructs},
@@ -331,8 +330,13 @@ var wiresharkBodyNames = map[string]*bodyAlias{
 		bodyMatch{name: "Topics", typ: "[]string"})},
 	// DescribeGroups asks for Groups, a []string; other Groups are
 	// arrays of structs.
-	"kafka.consumer_group":            {fields: append(names("GroupId", "GroupIds", "GroupsNames"), bodyMatch{name: "Groups", typ: "[]string"})},
-	"kafka.producer_id":               {fields: names("ProducerId", "producer_id")},
+	"kafka.consumer_group": {fields: append(names("GroupId", "GroupIds", "GroupsNames"), bodyMatch{name: "Groups", typ: "[]string"})},
+	"kafka.producer_id": {fields: names("ProducerId", "V3AndBelowProducerId", "ProducerIdStart", "OngoingTxnProducerId",
+		"ProducerIdFilters", "producer_id")},
+	"kafka.transactional_id": {fields: names("TransactionalId", "TransactionalIds", "V3AndBelowTransactionalId")},
+	// Every error code, a partition's in AddPartitionsToTxn v0-3 and a
+	// topic config's in CreateTopics included.
+	"kafka.error":                     {fields: names("ErrorCode", "PartitionErrorCode", "TopicConfigErrorCode", "AcknowledgeErrorCode")},
 	"kafka.acl_resource_type":         {names("ResourceType", "ResourceTypeFilter"), aclAPIs},
 	"kafka.acl_resource_name":         {names("ResourceName", "ResourceNameFilter"), aclAPIs},
 	"kafka.acl_resource_pattern_type": {names("ResourcePatternType", "PatternType", "PatternTypeFilter"), aclAPIs},
@@ -340,7 +344,8 @@ var wiresharkBodyNames = map[string]*bodyAlias{
 	"kafka.acl_host":                  {names("Host", "HostFilter"), aclAPIs},
 	"kafka.acl_operation":             {names("Operation"), aclAPIs},
 	"kafka.acl_permission_type":       {names("PermissionType"), aclAPIs},
-	"kafka.sasl_mechanism":            {names("Mechanism"), []int16{17}},
+	// the mechanism asked for, and those the broker enables
+	"kafka.sasl_mechanism": {names("Mechanism", "Mechanisms"), []int16{17}},
 }
 
 // aliasValues appends the occurrences of a's fields in m's body, in tree
