@@ -466,6 +466,10 @@ func TestWiresharkEntityNames(t *testing.T) {
 		{"kafka-python.pcap", `kafka.topic_name == "py-t"`, `ResourceName == "py-t"`, []string{"CreateTopics", "DeleteTopics", "Fetch", "JoinGroup",
 			"ListOffsets", "Metadata", "OffsetCommit", "OffsetFetch", "Produce", "SyncGroup"}},
 		{"kafka-python.pcap", `kafka.topic_name == "segment.bytes"`, `Name == "segment.bytes"`, nil},
+		// A header's key is no record's.
+		{"kafka-python.pcap", `kafka.message_key == "origin"`, `key == "origin"`, nil},
+		{"kafka-python.pcap", `kafka.header_key == "origin"`, `key == "origin"`, []string{"Fetch", "Produce"}},
+		{"kafka-python.pcap", `kafka.message_key == "key-3"`, `key == "key-3"`, []string{"Fetch", "Produce"}},
 		// kafkajs's transaction: AddPartitionsToTxn names its topics in a
 		// common struct.
 		{"kafkajs.pcap", `kafka.topic_name == "js-topic"`, `ResourceName == "js-topic"`, []string{"AddPartitionsToTxn", "CreatePartitions",
@@ -655,7 +659,7 @@ func TestWiresharkNames(t *testing.T) {
 	// write instead.
 	for expr, want := range map[string]string{
 		`kafka.api_key == "CreateAcl"`: `cannot compare kafka.api_key (a number or a name of one) with "CreateAcl" at 18; did you mean "CreateAcls"?`,
-		`kafka.partition_id == 0`:      `unknown field "kafka.partition_id" at 1; kdissect knows Wireshark's kafka.* names of the header, errors, topics, groups, records, ACLs and SASL (kafka.api_key, kafka.topic_name, kafka.acl_principal, ...); for the others use Kafka's (PartitionIndex, Partition)`,
+		`kafka.offset == 0`:            `unknown field "kafka.offset" at 1; kdissect knows Wireshark's kafka.* names of the fields it can match exactly (kafka.topic_name, kafka.partition_id, kafka.acl_principal, ...); for the others use Kafka's (Offset, CommittedOffset, FetchOffset)`,
 		`tcp.port == "x"`:              `cannot compare tcp.port (a number) with "x" at 13`,
 		`ip.src == 127.0.0.1:9092`:     `ip.src is an address without its port (tcp.port and tcp.srcport, tcp.dstport are the ports): "127.0.0.1:9092" at 11`,
 	} {
@@ -686,6 +690,34 @@ func TestTopicStructsAreDefined(t *testing.T) {
 	for s := range topicStructs {
 		if !found[s] {
 			t.Errorf("%s: no definition has this struct with a Name string", s)
+		}
+	}
+}
+
+// Every Kafka name a Wireshark name stands for is a field of the
+// definitions (or of the trees kdissect adds): a misspelt one would match
+// nothing, silently.
+func TestWiresharkNamesResolve(t *testing.T) {
+	s := messageSchema(dissect.NewRegistry())
+	for ws, own := range wiresharkNames {
+		if s.fields[own] == nil && s.body[own] == 0 {
+			t.Errorf("%s stands for %s, no field", ws, own)
+		}
+		if _, err := s.resolve(token{kind: tWord, text: ws, src: ws, col: 1}); err != nil {
+			t.Errorf("%s: %v", ws, err)
+		}
+	}
+	for ws, a := range wiresharkBodyNames {
+		for _, f := range a.fields {
+			if s.body[f.name] == 0 {
+				t.Errorf("%s stands for %s, no field", ws, f.name)
+			}
+		}
+		if _, err := s.resolve(token{kind: tWord, text: ws, src: ws, col: 1}); err != nil {
+			t.Errorf("%s: %v", ws, err)
+		}
+		if _, dup := wiresharkNames[ws]; dup {
+			t.Errorf("%s is in both tables", ws)
 		}
 	}
 }

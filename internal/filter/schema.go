@@ -191,7 +191,7 @@ func (s *schema) resolve(t token) (*field, error) {
 	if best := s.suggest(name); best != "" {
 		e.Hint = "did you mean " + quote(best) + "?"
 	} else if s.body != nil && strings.HasPrefix(name, "kafka.") {
-		e.Hint = "kdissect knows Wireshark's kafka.* names of the header, errors, topics, groups, records, ACLs and SASL (kafka.api_key, kafka.topic_name, kafka.acl_principal, ...); for the others use Kafka's (PartitionIndex, Partition)"
+		e.Hint = "kdissect knows Wireshark's kafka.* names of the fields it can match exactly (kafka.topic_name, kafka.partition_id, kafka.acl_principal, ...); for the others use Kafka's (Offset, CommittedOffset, FetchOffset)"
 	}
 	return nil, e
 }
