@@ -282,6 +282,10 @@ func (e *env) values(fl *field) []Value {
 // derived are the occurrences of a field kdissect derives from others.
 func (e *env) derived(rf *recordField) []Value {
 	dst := e.buf[:0]
+	if rf.dir != "" && !e.isDirection(rf.dir) {
+		e.buf = dst
+		return dst
+	}
 	for _, b := range rf.of {
 		switch {
 		case e.rec != nil:
@@ -301,6 +305,22 @@ func (e *env) derived(rf *recordField) []Value {
 	}
 	e.buf = dst
 	return dst
+}
+
+// isDirection reports whether the subject is a message of direction dir.
+func (e *env) isDirection(dir string) bool {
+	switch {
+	case e.rec != nil:
+		return e.rec.Kind == capture.KindMessage && e.rec.Message.Direction.String() == dir
+	case e.acc != nil:
+		found := false
+		e.acc.Field("direction", func(v Value) bool {
+			found = v.Kind == KindString && v.Str == dir
+			return !found
+		})
+		return found
+	}
+	return false
 }
 
 // accValues is apart from values so that the closure's capture of dst

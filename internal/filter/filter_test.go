@@ -541,6 +541,10 @@ func TestWiresharkNames(t *testing.T) {
 	pairs := [][2]string{
 		{`kafka.api_key == 30`, `api_key == 30`},
 		{`kafka.api_key == "DeleteAcls"`, `api == "DeleteAcls"`},
+		{`kafka.request_key == 30`, `api_key == 30 && direction == "request"`},
+		{`kafka.response_key == "CreateAcls"`, `api_key == 30 && direction == "response"`},
+		{`kafka.request.version >= 2`, `api_version >= 2 && direction == "request"`},
+		{`kafka.response.version == 3`, `api_version == 3 && direction == "response"`},
 		{`kafka.api_version >= 2`, `api_version >= 2`},
 		{`kafka.correlation_id == 3`, `correlation_id == 3`},
 		{`kafka.client_id contains "admin"`, `client_id contains "admin"`},
@@ -639,10 +643,13 @@ func TestWiresharkNames(t *testing.T) {
 	}
 	// The explorer's entries: derived from their src and dst too.
 	it := item{fields: map[string][]Value{
-		"src": {Addr(netip.MustParseAddrPort("192.0.2.10:50500"))},
-		"dst": {Addr(netip.MustParseAddrPort("198.51.100.7:9092"))},
+		"src":       {Addr(netip.MustParseAddrPort("192.0.2.10:50500"))},
+		"dst":       {Addr(netip.MustParseAddrPort("198.51.100.7:9092"))},
+		"direction": {String("response")},
+		"api_key":   {Int(30, "CreateAcls")},
 	}}
 	for expr, want := range map[string]bool{
+		`kafka.response_key == CreateAcls`: true, `kafka.request_key == 30`: false, `kafka.request_key`: false,
 		`tcp.port == 9092`: true, `tcp.port == 50500`: true, `tcp.port == 1`: false, `tcp.srcport == 9092`: false,
 		`tcp.dstport == 9092`: true, `ip.addr == 198.51.100.0/24`: true, `ip.src == 198.51.100.7`: false,
 		`tcp.port in {9000..9100} && ip.dst == 198.51.100.7`: true,

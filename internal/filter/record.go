@@ -102,7 +102,8 @@ type recordField struct {
 	// (tcp.port).
 	of       []*recordField
 	port     bool
-	addrOnly bool // their addresses without the ports (ip.src)
+	addrOnly bool   // their addresses without the ports (ip.src)
+	dir      string // only on messages of this direction (kafka.request_key)
 }
 
 var eventNames = []string{"gap", "unparseable", "incomplete", "unmatched_response", "retransmission",
@@ -237,6 +238,12 @@ var messageFields = func() map[string]*recordField {
 		{name: "tcp.port", types: tyInt, of: both, port: true},
 		{name: "tcp.srcport", types: tyInt, of: both[:1], port: true},
 		{name: "tcp.dstport", types: tyInt, of: both[1:], port: true},
+		// Wireshark's API key and version of a request, and of the
+		// request a response answers.
+		{name: "kafka.request_key", types: tyInt, of: []*recordField{m["api_key"]}, dir: "request", names: apiKeyByName, suggest: apiNames},
+		{name: "kafka.response_key", types: tyInt, of: []*recordField{m["api_key"]}, dir: "response", names: apiKeyByName, suggest: apiNames},
+		{name: "kafka.request.version", types: tyInt, of: []*recordField{m["api_version"]}, dir: "request"},
+		{name: "kafka.response.version", types: tyInt, of: []*recordField{m["api_version"]}, dir: "response"},
 	} {
 		m[f.name] = f
 	}
