@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/testtools/traffic"
 )
 
 // Four captures of clients that are not written in Go, taken with
@@ -52,6 +54,7 @@ func recordValues(t *testing.T, n *jsonNode) []any {
 func TestOtherClientsCaptures(t *testing.T) {
 	for _, c := range []struct {
 		file       string
+		keylog     string // the clients' key log, for a TLS capture
 		messages   int
 		unmatched  []int          // requests the capture holds no answer to
 		software   map[string]any // client_software of every message line
@@ -91,6 +94,19 @@ func TestOtherClientsCaptures(t *testing.T) {
 				1:  "ApiVersions v3 request corr=1: client librdkafka 2.0.2",
 				13: "Produce v7 request corr=3: t1: 1 partition, 4 records, zstd, 175 bytes, acks=all",
 			},
+		},
+		{
+			// kafkajs over TLS 1.3 (Node's OpenSSL) with a client
+			// certificate, against kfakeport -tls, its key log from node
+			// --tls-keylog: the certificate, sent encrypted, names the
+			// principal.
+			file: "kafkajs-tls.pcap", keylog: "kafkajs-tls.keylog", messages: 16,
+			records: map[int][]any{15: {"over TLS from kafkajs"}},
+			summaries: map[int]string{
+				5:  "CreateAcls v1 request corr=2: ALLOW User:CN=svc-payments,OU=payments,O=Example Corp,L=Zurich,C=CH WRITE on TOPIC payments (PREFIXED) from *",
+				10: "DeleteAcls v1 response corr=4: 1 filter, 1 ACL deleted, all ok",
+			},
+			principals: map[int]string{1: mtlsPrincipal, 5: mtlsPrincipal, 10: mtlsPrincipal, 11: mtlsPrincipal, 16: mtlsPrincipal},
 		},
 		{
 			// kafkajs logging in by SASL PLAIN, SCRAM-SHA-256 and
@@ -145,7 +161,11 @@ func TestOtherClientsCaptures(t *testing.T) {
 		},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			out, errOut, code := runCLI(t, "", "--all", "--json", "../../testdata/pcaps/"+c.file)
+			args := []string{"--all", "--json", "../../testdata/pcaps/" + c.file}
+			if c.keylog != "" {
+				args = append(args, "--tls-keylog", "../../testdata/pcaps/"+c.keylog)
+			}
+			out, errOut, code := runCLI(t, "", args...)
 			if code != 0 || errOut != "" {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
@@ -161,7 +181,7 @@ func TestOtherClientsCaptures(t *testing.T) {
 					t.Fatalf("%v: %s", err, line)
 				}
 				if m.Event != "" {
-					if m.Event != "port_detected" {
+					if m.Event != "port_detected" && !(c.keylog != "" && m.Event == "tls_session" && strings.Contains(line, `"decrypted":true`)) {
 						t.Errorf("event %s", line)
 					}
 					continue
@@ -178,6 +198,9 @@ func TestOtherClientsCaptures(t *testing.T) {
 				}
 				if want, ok := c.summaries[m.Index]; ok && !strings.HasPrefix(m.Summary, want) {
 					t.Errorf("#%d: summary\n got %s\nwant %s…", m.Index, m.Summary, want)
+				}
+				if c.keylog != "" && !strings.Contains(line, `"tls":{"version":"1.3"`) {
+					t.Errorf("#%d: not said to be decrypted TLS 1.3", m.Index)
 				}
 				if want, ok := c.principals[m.Index]; ok && (m.Principal == nil || *m.Principal != want) {
 					t.Errorf("#%d: principal %v, want %s", m.Index, m.Principal, want)
@@ -204,6 +227,10 @@ func TestOtherClientsCaptures(t *testing.T) {
 func librdRecord(codec string, i int) string {
 	return strings.Repeat("librdkafka "+codec+" record "+string(rune('0'+i))+" ", 20)
 }
+
+// mtlsPrincipal is the principal of internal/testtools/traffic's client
+// certificate, which kfakeport -tls hands out.
+const mtlsPrincipal = "User:" + traffic.ClientCertDN
 
 // pyRecords are the values kafka-python's producer for codec was given.
 func pyRecords(codec string) []any {

@@ -4,11 +4,15 @@
 // testdata/pcaps/ named after them were taken against it (see
 // testdata/pcaps/README.md).
 //
-//	go run ./internal/testtools/kfakeport -port 29092 [-sasl]
+//	go run ./internal/testtools/kfakeport -port 29092 [-sasl] [-tls DIR]
 //
 // With -sasl every connection must log in, with ACLs checked: the superuser
 // admin/admin-secret by PLAIN, alice/alice-secret by SCRAM-SHA-256 and
 // bob/bob-secret by SCRAM-SHA-512, alice and bob with no ACL of their own.
+// With -tls it speaks TLS with the throwaway certificates of
+// internal/testtools/traffic, asks each client for a certificate (kfake
+// authorizes none by it), and writes ca.pem, client.pem and client-key.pem
+// to DIR for the client.
 package main
 
 import (
@@ -23,8 +27,17 @@ import (
 func main() {
 	port := flag.Int("port", 29092, "the port to listen on, on every address")
 	sasl := flag.Bool("sasl", false, "require SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and check ACLs")
+	tlsDir := flag.String("tls", "", "listen with TLS, asking for a client certificate, and write the CA and a client's certificate and key to this directory")
 	flag.Parse()
 	opts := []kfake.Opt{kfake.Ports(*port), kfake.SeedTopics(3, "t1", "t2"), kfake.AllowAutoTopicCreation()}
+	if *tlsDir != "" {
+		tc, err := serverTLS(*tlsDir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kfakeport:", err)
+			os.Exit(1)
+		}
+		opts = append(opts, kfake.TLS(tc))
+	}
 	if *sasl {
 		opts = append(opts, kfake.EnableSASL(), kfake.EnableACLs(),
 			kfake.ListenFn(listMechanisms), kfake.Superuser("PLAIN", "admin", "admin-secret"),
