@@ -61,6 +61,7 @@ func TestOtherClientsCaptures(t *testing.T) {
 		records    map[int][]any  // message index: its record values
 		summaries  map[int]string // message index: its summary
 		principals map[int]string // message index: its principal
+		tls        map[int]string // message index: the TLS version it was decrypted from
 	}{
 		{
 			file: "kafkajs.pcap", messages: 126,
@@ -100,13 +101,15 @@ func TestOtherClientsCaptures(t *testing.T) {
 			// certificate, against kfakeport -tls, its key log from node
 			// --tls-keylog: the certificate, sent encrypted, names the
 			// principal.
-			file: "kafkajs-tls.pcap", keylog: "kafkajs-tls.keylog", messages: 16,
-			records: map[int][]any{15: {"over TLS from kafkajs"}},
+			file: "kafkajs-tls.pcap", keylog: "kafkajs-tls.keylog", messages: 22,
+			records: map[int][]any{15: {"over TLS from kafkajs"}, 21: {"over TLS 1.2 from kafkajs"}},
+			tls:     map[int]string{1: "1.3", 16: "1.3", 17: "1.2", 22: "1.2"},
 			summaries: map[int]string{
 				5:  "CreateAcls v1 request corr=2: ALLOW User:CN=svc-payments,OU=payments,O=Example Corp,L=Zurich,C=CH WRITE on TOPIC payments (PREFIXED) from *",
 				10: "DeleteAcls v1 response corr=4: 1 filter, 1 ACL deleted, all ok",
 			},
-			principals: map[int]string{1: mtlsPrincipal, 5: mtlsPrincipal, 10: mtlsPrincipal, 11: mtlsPrincipal, 16: mtlsPrincipal},
+			principals: map[int]string{1: mtlsPrincipal, 5: mtlsPrincipal, 10: mtlsPrincipal, 11: mtlsPrincipal, 16: mtlsPrincipal,
+				17: mtlsPrincipal, 22: mtlsPrincipal},
 		},
 		{
 			// kafkajs logging in by SASL PLAIN, SCRAM-SHA-256 and
@@ -199,8 +202,11 @@ func TestOtherClientsCaptures(t *testing.T) {
 				if want, ok := c.summaries[m.Index]; ok && !strings.HasPrefix(m.Summary, want) {
 					t.Errorf("#%d: summary\n got %s\nwant %s…", m.Index, m.Summary, want)
 				}
-				if c.keylog != "" && !strings.Contains(line, `"tls":{"version":"1.3"`) {
-					t.Errorf("#%d: not said to be decrypted TLS 1.3", m.Index)
+				if c.keylog != "" && !strings.Contains(line, `"tls":{"version":"1.`) {
+					t.Errorf("#%d: not said to be decrypted", m.Index)
+				}
+				if want, ok := c.tls[m.Index]; ok && !strings.Contains(line, `"tls":{"version":"`+want+`"`) {
+					t.Errorf("#%d: not decrypted from TLS %s", m.Index, want)
 				}
 				if want, ok := c.principals[m.Index]; ok && (m.Principal == nil || *m.Principal != want) {
 					t.Errorf("#%d: principal %v, want %s", m.Index, m.Principal, want)
