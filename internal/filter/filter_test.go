@@ -479,10 +479,13 @@ func TestWiresharkEntityNames(t *testing.T) {
 		// V3AndBelowTransactionalId and V3AndBelowProducerId; the Fetch
 		// answer's batch carries the producer's id too.
 		{"kafkajs.pcap", `kafka.transactional_id == "js-txn"`, `TransactionalId == "js-txn"`,
-			[]string{"AddPartitionsToTxn", "EndTxn", "InitProducerId", "Produce"}},
+			[]string{"AddPartitionsToTxn", "EndTxn", "FindCoordinator", "InitProducerId", "Produce"}},
 		{"kafkajs.pcap", `kafka.producer_id == 8475632171175299345`, `ProducerId == 8475632171175299345`,
 			[]string{"AddPartitionsToTxn", "EndTxn", "Fetch", "InitProducerId", "Produce"}},
-		{"kafka-python.pcap", `kafka.consumer_group == "py-group"`, `GroupId == "py-group"`, []string{"JoinGroup", "LeaveGroup",
+		// FindCoordinator's Key is a group's or a transaction's by its
+		// KeyType.
+		{"kafkajs.pcap", `kafka.consumer_group == "js-txn"`, `TransactionalId == "js-txn"`, nil},
+		{"kafka-python.pcap", `kafka.consumer_group == "py-group"`, `GroupId == "py-group"`, []string{"FindCoordinator", "JoinGroup", "LeaveGroup",
 			"ListGroups", "OffsetCommit", "OffsetFetch", "SyncGroup"}},
 	} {
 		ws, err := Compile(c.expr)

@@ -111,6 +111,9 @@ type bodyAlias struct {
 	fields []bodyMatch
 	apis   []int16 // nil: every API's
 	except []int16 // APIs whose fields of these names are something else
+	// extra appends the occurrences a field's name alone cannot find
+	// (FindCoordinator's Key, a group's or a transaction's by its KeyType).
+	extra func(m *dissect.Message, body *dissect.Node, dst []Value) []Value
 }
 
 // bodyMatch is a field by its name, and where names say less than Kafka's
@@ -179,11 +182,13 @@ var wiresharkBodyNames = map[string]*bodyAlias{
 		bodyMatch{name: "Topics", typ: "[]string"})},
 	// DescribeGroups asks for Groups, a []string; other Groups are
 	// arrays of structs.
-	"kafka.consumer_group": {fields: append(names("GroupId", "GroupIds", "GroupsNames"), bodyMatch{name: "Groups", typ: "[]string"})},
+	"kafka.consumer_group": {fields: append(names("GroupId", "GroupIds", "GroupsNames"), bodyMatch{name: "Groups", typ: "[]string"}),
+		extra: coordinatorKeys(0)},
 	"kafka.producer_id": {fields: names("ProducerId", "V3AndBelowProducerId", "ProducerIdStart", "OngoingTxnProducerId",
 		"ProducerIdFilters", "producer_id")},
-	"kafka.producer_epoch":   {fields: names("ProducerEpoch", "V3AndBelowProducerEpoch", "OngoingTxnProducerEpoch", "producer_epoch")},
-	"kafka.transactional_id": {fields: names("TransactionalId", "TransactionalIds", "V3AndBelowTransactionalId")},
+	"kafka.producer_epoch": {fields: names("ProducerEpoch", "V3AndBelowProducerEpoch", "OngoingTxnProducerEpoch", "producer_epoch")},
+	"kafka.transactional_id": {fields: names("TransactionalId", "TransactionalIds", "V3AndBelowTransactionalId"),
+		extra: coordinatorKeys(1)},
 	// Every error code, a partition's in AddPartitionsToTxn v0-3 and a
 	// topic config's in CreateTopics included.
 	"kafka.error": {fields: names("ErrorCode", "PartitionErrorCode", "TopicConfigErrorCode", "AcknowledgeErrorCode")},
@@ -243,6 +248,26 @@ var wiresharkBodyNames = map[string]*bodyAlias{
 	"kafka.sasl_mechanism": {fields: names("Mechanism", "Mechanisms"), apis: []int16{17}},
 }
 
+// coordinatorKeys finds the keys a FindCoordinator request asks for when
+// they are of keyType (0 a group's, 1 a transaction's; v0 asks for groups
+// alone, and has no KeyType).
+func coordinatorKeys(keyType int64) func(m *dissect.Message, body *dissect.Node, dst []Value) []Value {
+	return func(m *dissect.Message, body *dissect.Node, dst []Value) []Value {
+		if m.APIKey != 10 || m.Direction != dissect.Request {
+			return dst
+		}
+		kt := int64(0)
+		if n := body.Child("KeyType"); n != nil && n.HasValue() {
+			kt = n.Int
+		}
+		if kt != keyType {
+			return dst
+		}
+		dst = named(body, "Key", dst)
+		return named(body, "CoordinatorKeys", dst)
+	}
+}
+
 // aliasValues appends the occurrences of a's fields in m's body, in tree
 // order.
 func aliasValues(m *dissect.Message, a *bodyAlias, dst []Value) []Value {
@@ -250,7 +275,11 @@ func aliasValues(m *dissect.Message, a *bodyAlias, dst []Value) []Value {
 	if body == nil || a.apis != nil && !slices.Contains(a.apis, m.APIKey) || slices.Contains(a.except, m.APIKey) {
 		return dst
 	}
-	return a.walk(body, "", dst)
+	dst = a.walk(body, "", dst)
+	if a.extra != nil {
+		dst = a.extra(m, body, dst)
+	}
+	return dst
 }
 
 func (a *bodyAlias) walk(n *dissect.Node, parent string, dst []Value) []Value {
