@@ -296,6 +296,8 @@ func (e *env) derived(rf *recordField) []Value {
 	}
 	for i := range dst {
 		switch {
+		case rf.prefixed && dst[i].Kind == KindInt:
+			dst[i].Int -= 4
 		case dst[i].Kind != KindAddr:
 		case rf.port:
 			dst[i] = Int(int64(dst[i].Addr.Port()), "")

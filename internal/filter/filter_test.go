@@ -545,6 +545,8 @@ func TestWiresharkNames(t *testing.T) {
 		{`kafka.api_key == 30`, `api_key == 30`},
 		{`kafka.api_key == "DeleteAcls"`, `api == "DeleteAcls"`},
 		{`kafka.request_key == 30`, `api_key == 30 && direction == "request"`},
+		{`kafka.len > 60`, `size > 64`},
+		{`kafka.len == 36`, `size == 40`},
 		{`kafka.response_key == "CreateAcls"`, `api_key == 30 && direction == "response"`},
 		{`kafka.request.version >= 2`, `api_version >= 2 && direction == "request"`},
 		{`kafka.response.version == 3`, `api_version == 3 && direction == "response"`},

@@ -104,6 +104,7 @@ type recordField struct {
 	port     bool
 	addrOnly bool   // their addresses without the ports (ip.src)
 	dir      string // only on messages of this direction (kafka.request_key)
+	prefixed bool   // their value less the size prefix's 4 bytes (kafka.len)
 }
 
 var eventNames = []string{"gap", "unparseable", "incomplete", "unmatched_response", "retransmission",
@@ -242,6 +243,8 @@ var messageFields = func() map[string]*recordField {
 		// request a response answers.
 		{name: "kafka.request_key", types: tyInt, of: []*recordField{m["api_key"]}, dir: "request", names: apiKeyByName, suggest: apiNames},
 		{name: "kafka.response_key", types: tyInt, of: []*recordField{m["api_key"]}, dir: "response", names: apiKeyByName, suggest: apiNames},
+		// the size prefix's value: the bytes after it
+		{name: "kafka.len", types: tyInt, of: []*recordField{m["size"]}, prefixed: true},
 		{name: "kafka.request.version", types: tyInt, of: []*recordField{m["api_version"]}, dir: "request"},
 		{name: "kafka.response.version", types: tyInt, of: []*recordField{m["api_version"]}, dir: "response"},
 	} {
