@@ -281,3 +281,14 @@ func TestIOStatOfACapture(t *testing.T) {
 		}
 	}
 }
+
+// -z expert over a TLS capture read without its key log names what could
+// not be read: its three connections, not decrypted.
+func TestExpertOfACapture(t *testing.T) {
+	out, errOut, code := runCLI(t, "", "-q", "--json", "-z", "expert", "../../testdata/pcaps/kafkajs-tls.pcap")
+	want := `{"stat":"expert","severity":"warning","kind":"tls_session","api":null,"count":3,"first":null,"summary":"not decrypted: no key for client random N…"}` + "\n" +
+		`{"stat":"expert","severity":"note","kind":"port_detected","api":null,"count":1,"first":null,"summary":"Kafka found on a port not given"}` + "\n"
+	if code != 0 || out != want || !strings.Contains(errOut, "not decrypted") {
+		t.Errorf("exit %d, stderr %q, stdout\n%s\nwant\n%s", code, errOut, out, want)
+	}
+}

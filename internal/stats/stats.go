@@ -20,7 +20,7 @@ import (
 )
 
 // Names are the statistics -z knows, in the order they are documented.
-var Names = []string{"apis", "latency", "errors", "principals", "conns", ioPrefix}
+var Names = []string{"apis", "latency", "errors", "principals", "conns", "expert", ioPrefix}
 
 var errNotStat = errors.New("not a statistic (they are " + strings.Join(Names, ", ") + "[,SECONDS])")
 
@@ -81,6 +81,8 @@ func (s *Set) Set(name string) error {
 		st = &principals{}
 	case "conns":
 		st = &conns{}
+	case "expert":
+		st = &expert{}
 	default:
 		io, err := parseIO(name)
 		if err != nil {

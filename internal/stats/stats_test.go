@@ -11,6 +11,7 @@ import (
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/capture"
 	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/reassembly/tlslayer"
 )
 
 func TestRankIsNearestRank(t *testing.T) {
@@ -167,6 +168,86 @@ func TestIOStatCountsPerInterval(t *testing.T) {
 		var s Set
 		if err := s.Set(bad); err == nil {
 			t.Errorf("%q taken", bad)
+		}
+	}
+}
+
+// -z expert: one row per kind of trouble, its numbers left out, counted,
+// with its first message; errors first, then warnings, then notes; wire
+// text escaped in the table.
+func TestExpertGroupsByKind(t *testing.T) {
+	var s Set
+	if err := s.Set("expert"); err != nil {
+		t.Fatal(err)
+	}
+	msg := func(index int, api string, problems ...string) *capture.Record {
+		m := &dissect.Message{APIName: api, Raw: frame(20)}
+		for _, p := range problems {
+			m.Problems = append(m.Problems, dissect.Problem{Message: p})
+		}
+		return &capture.Record{Kind: capture.KindMessage, Message: m, Exchange: dissect.Exchange{Index: index}}
+	}
+	layer := func(v any) *capture.Record {
+		return &capture.Record{Kind: capture.KindEvent, Event: &reassembly.LayerEvent{Value: v}}
+	}
+	for _, r := range []*capture.Record{
+		{Kind: capture.KindEvent, Event: &reassembly.Gap{Length: 10}},
+		msg(3, "Produce", "CRC-32C mismatch: the batch says 0x1a2b3c4d, its bytes give 0x00000001"),
+		msg(4, "Metadata"),
+		msg(7, "Produce", "CRC-32C mismatch: the batch says 0xdeadbeef, its bytes give 0x12345678", "string length 4000 exceeds the 12 bytes left"),
+		msg(9, "Fetch", "a \x1b[31mred\x1b[0m name of 3 bytes"),
+		layer(&tlslayer.Session{Reason: "no key for client random d678a1b2c3d4e5f6…"}),
+		layer(&tlslayer.Session{Reason: "no key for client random 0011223344556677…"}),
+		layer(&tlslayer.Session{Decrypted: true}),
+		{Kind: capture.KindEvent, Event: &reassembly.Retransmission{Length: 5}},
+		{Kind: capture.KindEvent, Event: &reassembly.Gap{Length: 99}},
+	} {
+		s.Record(r)
+	}
+	var txt, js bytes.Buffer
+	if err := s.Write(&txt, false); err != nil {
+		t.Fatal(err)
+	}
+	want := `== expert: problems and what could not be read, per kind (numbers in summaries left out)
+SEVERITY  KIND            API      COUNT  FIRST  SUMMARY
+error     malformed       Produce      2      3  CRC-32C mismatch: the batch says 0xN, its bytes give 0xN
+error     malformed       Produce      1      7  string length N exceeds the N bytes left
+error     malformed       Fetch        1      9  a \x1b[31mred\x1b[0m name of N bytes
+warning   gap                          2         bytes missing from the capture
+warning   tls_session                  2         not decrypted: no key for client random N…
+note      retransmission               1         bytes sent again
+`
+	if txt.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", txt.String(), want)
+	}
+	if err := s.Write(&js, true); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(js.String()), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("%d rows:\n%s", len(lines), js.String())
+	}
+	var row map[string]any
+	if err := json.Unmarshal([]byte(lines[2]), &row); err != nil {
+		t.Fatal(err)
+	}
+	if row["summary"] != "a \x1b[31mred\x1b[0m name of N bytes" || row["first"] != 9.0 || row["api"] != "Fetch" {
+		t.Errorf("row %v", row)
+	}
+	if err := json.Unmarshal([]byte(lines[3]), &row); err != nil || row["first"] != nil || row["api"] != nil {
+		t.Errorf("an event's row %v, %v", row, err)
+	}
+}
+
+func TestWithoutNumbers(t *testing.T) {
+	for in, want := range map[string]string{
+		"CRC-32C mismatch at 0x0040":                 "CRC-32C mismatch at 0xN",
+		"int16 length -1 of 12 bytes; v2 only":       "int16 length -N of N bytes; v2 only",
+		"no key for client random d678a1b2c3d4e5f6…": "no key for client random N…",
+		"the face of 2^14":                           "the face of N^N",
+	} {
+		if got := withoutNumbers(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
 		}
 	}
 }
