@@ -187,7 +187,7 @@ func TestFilterErrorsStopBeforeReading(t *testing.T) {
 		{[]string{"audit", "-Y", `bindng.principal == "User:bob"`, shipped("kadm-acls")},
 			"kdissect: -Y: unknown field \"bindng.principal\" at 1; did you mean \"binding.principal\"?\n"},
 		{[]string{"-z", "latncy", shipped("kadm-acls")},
-			"kdissect: -z \"latncy\": not a statistic (they are apis, latency, errors, principals, conns, io,stat[,SECONDS])\nRun 'kdissect --help' for usage.\n"},
+			"kdissect: -z \"latncy\": not a statistic (they are apis, latency, errors, principals, conns, expert, io,stat[,SECONDS])\nRun 'kdissect --help' for usage.\n"},
 		{[]string{"--tui", "-z", "apis", shipped("kadm-acls")},
 			"kdissect: choose one of --json, --summary and --tui (the explorer has no statistics: -z and -q are not for it)\nRun 'kdissect --help' for usage.\n"},
 		{[]string{"--tui", "-q", shipped("kadm-acls")},
