@@ -173,7 +173,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	fs.BoolVar(&in.o.ShowSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs and tokens as they are on the wire (default: <redacted, N bytes>, masked in hex)")
 	version := fs.Bool("version", false, "print kdissect's version and the VCS revision it was built from")
 	var st stats.Set
-	fs.Var(&st, "z", "after the messages, print the statistic `NAME`: apis, latency, errors, principals, conns or io,stat[,SECONDS] (repeatable)")
+	fs.Var(&st, "z", "after the messages, print the statistic `NAME`: apis, latency, errors, principals, conns, expert or io,stat[,SECONDS] (repeatable)")
 	quiet := fs.Bool("q", false, "print the statistics (-z) only, not the messages")
 	fs.Bool("V", false, "print field trees (the default; tshark's spelling)")
 	fs.Bool("n", false, "no name resolution (tshark's; kdissect never resolves names)")
