@@ -179,6 +179,7 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	fs.Bool("n", false, "no name resolution (tshark's; kdissect never resolves names)")
 	lineBuffered := fs.Bool("l", false, "write each message out as soon as it is printed (tshark's; a live capture always does)")
 	format := fs.String("T", "text", "tshark's output `FORMAT`: text (the field trees) or fields (a line of the -e columns per message and event)")
+	glossary := fs.String("G", "", "tshark's glossary `REPORT`: fields, every name -Y, -e and the explorer take, with its type (and --schema-dir's)")
 	var columns, fieldOpts fileList
 	fs.Var(&columns, "e", "with -T fields: a column of the `FIELD` (named as in -Y: api_key, Principal, kafka.api_key, ...); repeatable")
 	fs.Var(&fieldOpts, "E", "with -T fields: tshark's `OPTION` header=y|n, separator=/t|/s|C, aggregator=/s|C, occurrence=a|f|l|N, quote=d|s|n; repeatable")
@@ -189,6 +190,9 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	if *version {
 		printVersion(stdout)
 		return false, errHelp
+	}
+	if *glossary != "" {
+		return false, printGlossary(stdout, *glossary, in.o.SchemaDir)
 	}
 	var fo render.FieldsOptions
 	switch *format {
@@ -265,3 +269,32 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 }
 
 func isBrokenPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
+
+// printGlossary writes -G fields: a line a field name, tab-separated: F,
+// the name, its types, where it comes from (kdissect, wireshark, kafka)
+// and what a Wireshark name stands for.
+func printGlossary(w io.Writer, report, schemaDir string) error {
+	if report != "fields" {
+		return capture.UsageError{Msg: fmt.Sprintf("-G %q: kdissect's glossary is fields", report)}
+	}
+	reg, err := capture.LoadRegistry(schemaDir)
+	if err != nil {
+		return err
+	}
+	var b []byte
+	for _, f := range filter.Glossary(reg) {
+		b = append(b, "F\t"...)
+		b = append(b, f.Name...)
+		b = append(b, '\t')
+		b = append(b, f.Types...)
+		b = append(b, '\t')
+		b = append(b, f.Source...)
+		b = append(b, '\t')
+		b = append(b, f.StandsFor...)
+		b = append(b, '\n')
+	}
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	return errHelp
+}

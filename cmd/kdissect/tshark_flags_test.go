@@ -219,3 +219,35 @@ func TestTsharkLineBuffered(t *testing.T) {
 		}
 	}
 }
+
+// -G fields lists the names -Y and -e take, a tab-separated line each, as
+// tshark -G fields does; another report is a usage error.
+func TestGlossaryFields(t *testing.T) {
+	out, errOut, code := runCLI(t, "", "-G", "fields")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) < 500 {
+		t.Fatalf("%d names", len(lines))
+	}
+	for _, want := range []string{"F\tapi_key\tint\tkdissect\t", "F\tkafka.acl_principal\tstring\twireshark\tPrincipal, PrincipalFilter",
+		"F\tResourceName\tstring\tkafka\t"} {
+		found := false
+		for _, l := range lines {
+			found = found || l == want
+		}
+		if !found {
+			t.Errorf("no line %q", want)
+		}
+	}
+	for _, l := range lines {
+		if strings.Count(l, "\t") != 4 || !strings.HasPrefix(l, "F\t") {
+			t.Errorf("line %q", l)
+			break
+		}
+	}
+	if _, errOut, code := runCLI(t, "", "-G", "protocols"); code != 1 || !strings.Contains(errOut, `-G "protocols": kdissect's glossary is fields`) {
+		t.Errorf("-G protocols: exit %d, %q", code, errOut)
+	}
+}

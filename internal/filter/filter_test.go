@@ -733,3 +733,33 @@ func TestWiresharkNamesResolve(t *testing.T) {
 		}
 	}
 }
+
+// Every name the glossary (-G fields) lists is one a filter takes, and the
+// glossary holds every kind: kdissect's keys, Wireshark's names with what
+// they stand for, Kafka's fields.
+func TestGlossaryNamesCompile(t *testing.T) {
+	reg := dissect.NewRegistry()
+	got := map[string]Field{}
+	for _, f := range Glossary(reg) {
+		if _, err := CompileWith(f.Name, reg); err != nil {
+			t.Errorf("%s: %v", f.Name, err)
+		}
+		if f.Types == "" || f.Source == "" {
+			t.Errorf("%+v: no type or source", f)
+		}
+		got[f.Name] = f
+	}
+	for name, want := range map[string]Field{
+		"api_key":             {Name: "api_key", Types: "int", Source: "kdissect"},
+		"Principal":           {Name: "Principal", Types: "string", Source: "kafka"},
+		"kafka.acl_principal": {Name: "kafka.acl_principal", Types: "string", Source: "wireshark", StandsFor: "Principal, PrincipalFilter"},
+		"kafka.client_id":     {Name: "kafka.client_id", Types: "string", Source: "wireshark", StandsFor: "client_id"},
+		"tcp.port":            {Name: "tcp.port", Types: "int", Source: "wireshark", StandsFor: "src, dst"},
+		"kafka.topic_name": {Name: "kafka.topic_name", Types: "string", Source: "wireshark",
+			StandsFor: "Topic, TopicName, TopicNames, RepartitionSinkTopics, SubscribedTopicNames, SourceTopics, Name, Topics"},
+	} {
+		if got[name] != want {
+			t.Errorf("%s: %+v, want %+v", name, got[name], want)
+		}
+	}
+}

@@ -160,11 +160,7 @@ func (s *schema) resolve(t token) (*field, error) {
 			name = n
 		}
 		if a := wiresharkBodyNames[name]; a != nil {
-			var ty types
-			for _, f := range a.fields {
-				ty |= s.body[f.name]
-			}
-			return &field{name: typed, alias: a, types: ty}, nil
+			return &field{name: typed, alias: a, types: a.types(s)}, nil
 		}
 	}
 	if rf := s.fields[name]; rf != nil {

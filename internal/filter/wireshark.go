@@ -176,8 +176,10 @@ var topicStructs = set(`AddPartitionsToTxnTopic AddPartitionsToTxnTopicResult Al
 // ACL binding's own fields and its filter's (ResourceNameFilter), a
 // config's, and SaslHandshake's mechanisms.
 var wiresharkBodyNames = map[string]*bodyAlias{
-	"kafka.topic_name": {fields: append(names("Topic", "TopicName", "TopicNames", "SourceTopics", "RepartitionSinkTopics",
-		"SubscribedTopicNames"), bodyMatch{name: "Name", parents: topicStructs},
+	"kafka.topic_name": {fields: append(names("Topic", "TopicName", "TopicNames", "RepartitionSinkTopics", "SubscribedTopicNames"),
+		// a streams group's; its other SourceTopics are structs
+		bodyMatch{name: "SourceTopics", typ: "[]string"},
+		bodyMatch{name: "Name", parents: topicStructs},
 		// a consumer's subscription (JoinGroup's protocol metadata)
 		bodyMatch{name: "Topics", typ: "[]string"})},
 	// DescribeGroups asks for Groups, a []string; other Groups are
@@ -246,6 +248,20 @@ var wiresharkBodyNames = map[string]*bodyAlias{
 	"kafka.acl_permission_type":       {fields: names("PermissionType"), apis: aclAPIs},
 	// the mechanism asked for, and those the broker enables
 	"kafka.sasl_mechanism": {fields: names("Mechanism", "Mechanisms"), apis: []int16{17}},
+}
+
+// types are what a's fields hold: a field matched by its node's type
+// holds that type's elements, not what other fields of its name hold.
+func (a *bodyAlias) types(s *schema) types {
+	var t types
+	for _, m := range a.fields {
+		if pt, ok := primitiveTypes[strings.TrimPrefix(m.typ, "[]")]; ok {
+			t |= pt
+		} else {
+			t |= s.body[m.name]
+		}
+	}
+	return t
 }
 
 // coordinatorKeys finds the keys a FindCoordinator request asks for when
