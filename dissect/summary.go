@@ -2,8 +2,10 @@ package dissect
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // summarize writes the one-line summary a person scans, e.g.
@@ -292,7 +294,9 @@ func appendAPI(b []byte, m *Message, body *Node, head int) []byte {
 		b = appendSyncGroup(b, body, head, req)
 	case 15, 69, 77, 89: // DescribeGroups and the describes of the new group types
 		b = appendDescribeGroups(b, body, head, req)
-	case 2, 21, 23: // ListOffsets, DeleteRecords, OffsetForLeaderEpoch
+	case 2:
+		b = appendListOffsets(b, body, head, req)
+	case 21, 23: // DeleteRecords, OffsetForLeaderEpoch
 		b = appendTopics(b, body, head)
 	case 29:
 		if req {
@@ -642,11 +646,18 @@ func appendProduce(b []byte, body *Node, head int) []byte {
 func appendProduced(b []byte, body *Node, head int) []byte {
 	topics := body.Child("Responses")
 	b = appendTopicsOf(b, head, topics, "PartitionResponses")
+	return appendOffsets(b, topics, "PartitionResponses", "Index", "BaseOffset", ", base offsets ")
+}
+
+// appendOffsets writes the offsets (off) of the first two partitions of
+// topics that answered with no error, as topic[partition]@offset, and how
+// many more did.
+func appendOffsets(b []byte, topics *Node, parts, index, off, label string) []byte {
 	shown, ok := 0, int64(0)
 	elems(topics, func(t *Node) {
-		elems(t.Child("PartitionResponses"), func(p *Node) {
+		elems(t.Child(parts), func(p *Node) {
 			ec, _ := num(p, "ErrorCode")
-			off, has := num(p, "BaseOffset")
+			o, has := num(p, off)
 			if ec != 0 || !has {
 				return
 			}
@@ -655,23 +666,81 @@ func appendProduced(b []byte, body *Node, head int) []byte {
 				return
 			}
 			if shown == 0 {
-				b = append(b, ", base offsets "...)
+				b = append(b, label...)
 			} else {
 				b = append(b, ", "...)
 			}
 			shown++
 			b = appendClipped(b, topicOf(t))
 			b = append(b, '[')
-			i, _ := num(p, "Index")
+			i, _ := num(p, index)
 			b = strconv.AppendInt(b, i, 10)
 			b = append(b, "]@"...)
-			b = strconv.AppendInt(b, off, 10)
+			b = strconv.AppendInt(b, o, 10)
 		})
 	})
 	if ok > int64(shown) {
 		b = append(b, " +"...)
 		b = strconv.AppendInt(b, ok-int64(shown), 10)
 		b = append(b, " more"...)
+	}
+	return b
+}
+
+// ListOffsets request: "orders: 2 partitions, latest, read_committed"
+// (what each partition asks for: Kafka's special timestamps by name, else
+// the time); response: "orders: 2 partitions, offsets orders[0]@1042,
+// orders[1]@77".
+func appendListOffsets(b []byte, body *Node, head int, req bool) []byte {
+	topics := body.Child("Topics")
+	b = appendTopicsOf(b, head, topics, "Partitions")
+	if !req {
+		return appendOffsets(b, topics, "Partitions", "PartitionIndex", "Offset", ", offsets ")
+	}
+	var asked []int64
+	more := 0
+	elems(topics, func(t *Node) {
+		elems(t.Child("Partitions"), func(p *Node) {
+			ts, ok := num(p, "Timestamp")
+			switch {
+			case !ok || slices.Contains(asked, ts):
+			case len(asked) == 2:
+				more++
+			default:
+				asked = append(asked, ts)
+			}
+		})
+	})
+	for _, ts := range asked {
+		b = sep(b, head)
+		switch ts {
+		case -1:
+			b = append(b, "latest"...)
+		case -2:
+			b = append(b, "earliest"...)
+		case -3:
+			b = append(b, "max timestamp"...)
+		case -4:
+			b = append(b, "earliest local"...)
+		case -5:
+			b = append(b, "latest tiered"...)
+		default:
+			b = append(b, "at "...)
+			if ts >= 0 {
+				b = time.UnixMilli(ts).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
+			} else {
+				b = strconv.AppendInt(b, ts, 10)
+			}
+		}
+	}
+	if more > 0 {
+		b = append(b, " +"...)
+		b = strconv.AppendInt(b, int64(more), 10)
+		b = append(b, " more"...)
+	}
+	if l, ok := num(body, "IsolationLevel"); ok && l == 1 {
+		b = sep(b, head)
+		b = append(b, "read_committed"...)
 	}
 	return b
 }

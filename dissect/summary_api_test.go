@@ -218,7 +218,18 @@ func summaryCases(t testing.TB) []summaryCase {
 	lo := kmsg.NewPtrListOffsetsRequest()
 	lo.Version = 8
 	lo.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "orders", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: -1}, {Partition: 1, Timestamp: -1}}}}
-	add("list offsets", lo, nil, "ListOffsets v8 request corr=7: orders: 2 partitions")
+	add("list offsets", lo, nil, "ListOffsets v8 request corr=7: orders: 2 partitions, latest")
+	lo2 := kmsg.NewPtrListOffsetsRequest()
+	lo2.Version, lo2.IsolationLevel = 8, 1
+	lo2.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "orders", Partitions: []kmsg.ListOffsetsRequestTopicPartition{
+		{Partition: 0, Timestamp: -2}, {Partition: 1, Timestamp: 1767225600000}, {Partition: 2, Timestamp: -3}, {Partition: 3, Timestamp: -2}}}}
+	add("list offsets, several asked", lo2, nil,
+		"ListOffsets v8 request corr=7: orders: 4 partitions, earliest, at 2026-01-01T00:00:00.000Z +1 more, read_committed")
+	loResp := lo.ResponseKind().(*kmsg.ListOffsetsResponse)
+	loResp.Topics = []kmsg.ListOffsetsResponseTopic{{Topic: "orders", Partitions: []kmsg.ListOffsetsResponseTopicPartition{
+		{Partition: 0, Offset: 1042}, {Partition: 1, ErrorCode: 6, Offset: -1}, {Partition: 2, Offset: 7}, {Partition: 3, Offset: 9}}}}
+	add("list offsets response", nil, loResp,
+		"ListOffsets v8 response corr=7: orders: 4 partitions, offsets orders[0]@1042, orders[2]@7 +1 more; errors: NOT_LEADER_OR_FOLLOWER ×1")
 
 	da := kmsg.NewPtrDescribeACLsRequest()
 	da.Version, da.ResourceType, da.ResourcePatternType, da.Operation, da.PermissionType = 3, 2, 3, 4, 3
