@@ -340,6 +340,9 @@ func appendAPI(b []byte, m *Message, body *Node, head int) []byte {
 	case 8, 12, 13, 68, 76, 88:
 		b = appendGroup(b, body, head)
 		b = appendTopics(b, body, head)
+		if m.APIKey == 8 && req { // OffsetCommit: what it commits
+			b = appendOffsets(b, body.Child("Topics"), "Partitions", "PartitionIndex", "CommittedOffset", ", offsets ")
+		}
 	default:
 		var ok bool
 		if b, ok = appendTopicAdmin(b, m.APIKey, body, head, req); ok {
@@ -650,15 +653,15 @@ func appendProduced(b []byte, body *Node, head int) []byte {
 }
 
 // appendOffsets writes the offsets (off) of the first two partitions of
-// topics that answered with no error, as topic[partition]@offset, and how
-// many more did.
+// topics that answered one with no error, as topic[partition]@offset, and
+// how many more did.
 func appendOffsets(b []byte, topics *Node, parts, index, off, label string) []byte {
 	shown, ok := 0, int64(0)
 	elems(topics, func(t *Node) {
 		elems(t.Child(parts), func(p *Node) {
 			ec, _ := num(p, "ErrorCode")
 			o, has := num(p, off)
-			if ec != 0 || !has {
+			if ec != 0 || !has || o < 0 { // -1: none (no committed offset, no answer)
 				return
 			}
 			ok++
@@ -916,11 +919,17 @@ func appendOffsetFetch(b []byte, body *Node, head int, req bool) []byte {
 		b = sep(b, head)
 		return append(b, "all topics"...)
 	}
-	field := "Partitions"
 	if req {
-		field = "PartitionIndexes"
+		return appendTopicsOf(b, head, topics, "PartitionIndexes")
 	}
-	return appendTopicsOf(b, head, topics, field)
+	b = appendTopicsOf(b, head, topics, "Partitions")
+	// the committed offsets; -1 is none
+	mark := len(b)
+	b = appendOffsets(b, topics, "Partitions", "PartitionIndex", "CommittedOffset", ", committed ")
+	if len(b) == mark && partitions(topics, "Partitions") > 0 {
+		b = append(b, ", none committed"...)
+	}
+	return b
 }
 
 // FindCoordinator: the group or transactional id whose coordinator is

@@ -137,7 +137,7 @@ func summaryCases(t testing.TB) []summaryCase {
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Version, commit.Group, commit.Generation, commit.MemberID = 8, "g1", 5, "m-1"
 	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "orders", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 10}, {Partition: 1, Offset: 11}}}}
-	add("offset commit", commit, nil, "OffsetCommit v8 request corr=7: group g1, member m-1, generation 5, orders: 2 partitions")
+	add("offset commit", commit, nil, "OffsetCommit v8 request corr=7: group g1, member m-1, generation 5, orders: 2 partitions, offsets orders[0]@10, orders[1]@11")
 	committed := commit.ResponseKind().(*kmsg.OffsetCommitResponse)
 	committed.Topics = []kmsg.OffsetCommitResponseTopic{{Topic: "orders", Partitions: []kmsg.OffsetCommitResponseTopicPartition{{Partition: 0}, {Partition: 1, ErrorCode: 25}}}}
 	add("offset commit response", nil, committed, "OffsetCommit v8 response corr=7: orders: 2 partitions; errors: UNKNOWN_MEMBER_ID ×1")
@@ -145,6 +145,13 @@ func summaryCases(t testing.TB) []summaryCase {
 	ofetch := kmsg.NewPtrOffsetFetchRequest()
 	ofetch.Version, ofetch.Group = 7, "g1"
 	add("offset fetch all", ofetch, nil, "OffsetFetch v7 request corr=7: group g1, all topics")
+	ofResp := ofetch.ResponseKind().(*kmsg.OffsetFetchResponse)
+	ofResp.Topics = []kmsg.OffsetFetchResponseTopic{{Topic: "orders", Partitions: []kmsg.OffsetFetchResponseTopicPartition{
+		{Partition: 0, Offset: 10}, {Partition: 1, Offset: -1}}}}
+	add("offset fetch response", nil, ofResp, "OffsetFetch v7 response corr=7: orders: 2 partitions, committed orders[0]@10")
+	ofNone := ofetch.ResponseKind().(*kmsg.OffsetFetchResponse)
+	ofNone.Topics = []kmsg.OffsetFetchResponseTopic{{Topic: "orders", Partitions: []kmsg.OffsetFetchResponseTopicPartition{{Partition: 0, Offset: -1}}}}
+	add("offset fetch response, none committed", nil, ofNone, "OffsetFetch v7 response corr=7: orders: 1 partition, none committed")
 	ofetch8 := kmsg.NewPtrOffsetFetchRequest()
 	ofetch8.Version = 8
 	ofetch8.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "g1", Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "orders", Partitions: []int32{0, 1, 2}}}}}
