@@ -135,6 +135,11 @@ type Session[M any] struct {
 	// with its exchange and the options it would be decoded with: true
 	// passes it over undecoded (nobody needs it), as if not wanted.
 	Skip func(meta M, x *Exchange, o Options, frame []byte) bool
+	// Keep, when set, is given the meta of a frame the session keeps past
+	// the Frame call (to hand out later), and what it returns is kept: a
+	// caller whose meta points into buffers it reuses copies them there,
+	// and only for the frames kept, not for the many passed over.
+	Keep func(meta M) M
 
 	reg *Registry
 	dec *Decoder // hands out each message before the next is decoded
@@ -386,6 +391,9 @@ func (c *conn[M]) isKafka(f FrameInfo) bool {
 
 func (s *Session[M]) newEntry(meta M, c *conn[M], f FrameInfo) *entry[M] {
 	s.index++
+	if s.Keep != nil {
+		meta = s.Keep(meta)
+	}
 	e := reuse(&s.freeEntries)
 	e.meta, e.conn, e.time, e.size, e.head = meta, f.Conn, f.First, len(f.Data), f.Head
 	e.x.Index, e.x.Software = s.index, c.soft

@@ -63,6 +63,10 @@ func newSession(r *Run, l Listener) *session {
 	s.need, _ = l.(Needer)
 	s.reg = r.reg
 	s.lib.Skip = s.skip
+	s.lib.Keep = func(o origin) origin {
+		o.packets = append([]int(nil), o.packets...)
+		return o
+	}
 	return s
 }
 
@@ -89,7 +93,9 @@ func (s *session) pass(e reassembly.Event) {
 func (s *session) event(e reassembly.Event) {
 	switch e := e.(type) {
 	case *reassembly.Frame:
-		o := origin{flow: e.Flow, time: e.First, offset: e.StreamOffset, packets: append([]int(nil), e.Packets...), tls: s.tls[e.ConnID], file: s.file}
+		// packets is the event's own slice, reused by the reassembly: Keep
+		// copies it for the frames the session keeps.
+		o := origin{flow: e.Flow, time: e.First, offset: e.StreamOffset, packets: e.Packets, tls: s.tls[e.ConnID], file: s.file}
 		s.lib.Frame(o, dissect.FrameInfo{Conn: e.ConnID, FromClient: e.FromClient, Data: e.Data, Head: e.Truncated,
 			Offset: e.StreamOffset, Opened: e.Opened, PeerPending: e.PeerPending, First: e.First, Last: e.Last})
 	case *reassembly.ConnEnd:
