@@ -24,20 +24,30 @@ const saslCapture = "../../testdata/pcaps/sasl-scram-acls.pcap"
 // in the shipped captures appear in no output of any mode, and appear with
 // --show-secrets where the output shows the SASL messages.
 func TestNoPasswordInAnyOutput(t *testing.T) {
-	passwords := map[string][]string{
-		saslCapture:                           traffic.PlainPasswords(),
-		"../../testdata/pcaps/kadm-acls.pcap": traffic.PlainPasswords(),
+	for _, c := range []struct {
+		pcap, keylog string
+		pws          []string
+	}{
+		{saslCapture, "", traffic.PlainPasswords()},
+		{"../../testdata/pcaps/kadm-acls.pcap", "", traffic.PlainPasswords()},
 		// kafkajs's PLAIN logins (testdata/pcaps/clients/kafkajs-sasl.js),
-		// one of them refused.
-		"../../testdata/pcaps/kafkajs-sasl.pcap": {"admin-secret", "wrong-admin-password"},
-	}
-	for pcap, pws := range passwords {
+		// one of them refused; and the same inside TLS 1.3, decrypted.
+		{"../../testdata/pcaps/kafkajs-sasl.pcap", "", []string{"admin-secret", "wrong-admin-password"}},
+		{"../../testdata/pcaps/kafkajs-sasl-tls.pcap", "../../testdata/pcaps/kafkajs-sasl-tls.keylog", []string{"admin-secret", "wrong-admin-password"}},
+	} {
+		pcap, pws := c.pcap, c.pws
+		args := func(mode ...string) []string {
+			if c.keylog != "" {
+				mode = append(mode, "--tls-keylog", c.keylog)
+			}
+			return append(mode, pcap)
+		}
 		for _, mode := range [][]string{
 			{}, {"--summary"}, {"--json"}, {"-x"}, {"--all"}, {"--all", "-x"}, {"--all", "--json"}, {"--all", "--summary"},
 			{"--all", "--guess", "--json"},
 			{"audit"}, {"audit", "--format", "csv"}, {"audit", "--format", "json"}, {"audit", "--effect"},
 		} {
-			out, stderr, code := runCLI(t, "", append(mode, pcap)...)
+			out, stderr, code := runCLI(t, "", args(mode...)...)
 			if code != 0 {
 				t.Fatalf("%v %s: exit %d: %s", mode, pcap, code, stderr)
 			}
@@ -51,7 +61,7 @@ func TestNoPasswordInAnyOutput(t *testing.T) {
 			}
 		}
 		for _, mode := range [][]string{{"--all"}, {"--all", "--json"}} {
-			out, _, _ := runCLI(t, "", append(append(mode, "--show-secrets"), pcap)...)
+			out, _, _ := runCLI(t, "", args(append(mode, "--show-secrets")...)...)
 			for _, pw := range pws {
 				if !strings.Contains(out, pw) {
 					t.Errorf("%v --show-secrets %s: password %q not shown", mode, pcap, pw)
@@ -59,7 +69,7 @@ func TestNoPasswordInAnyOutput(t *testing.T) {
 			}
 		}
 		for _, show := range []bool{false, true} {
-			screens := explorerScreens(t, pcap, show)
+			screens := explorerScreens(t, pcap, c.keylog, show)
 			if !strings.Contains(screens, "by User:admin") {
 				t.Errorf("explorer %s: no message shown as by User:admin", pcap)
 			}
@@ -75,10 +85,13 @@ func TestNoPasswordInAnyOutput(t *testing.T) {
 // explorerScreens reads a capture as the explorer does, every API shown,
 // and returns every screen of it (the tree of each message with its
 // password field selected) and every decoded message's renderings.
-func explorerScreens(t *testing.T, path string, showSecrets bool) string {
+func explorerScreens(t *testing.T, path, keylog string, showSecrets bool) string {
 	t.Helper()
 	o := capture.DefaultOptions()
 	o.All, o.ShowSecrets = true, showSecrets
+	if keylog != "" {
+		o.KeyLogs = []string{keylog}
+	}
 	load, ech, pch, result := startReader(t, o, path)
 	go func() {
 		for range pch {

@@ -112,6 +112,19 @@ func TestOtherClientsCaptures(t *testing.T) {
 				17: mtlsPrincipal, 22: mtlsPrincipal},
 		},
 		{
+			// kafkajs's SASL PLAIN and SCRAM-SHA-256 inside TLS 1.3, against
+			// kfakeport -sasl -tls; the refused login goes unanswered.
+			file: "kafkajs-sasl-tls.pcap", keylog: "kafkajs-sasl-tls.keylog", messages: 27, unmatched: []int{27},
+			records: map[int][]any{21: {"written by alice over TLS"}},
+			tls:     map[int]string{3: "1.3", 27: "1.3"},
+			summaries: map[int]string{
+				5:  "SaslAuthenticate v1 request corr=2: PLAIN user admin",
+				9:  "CreateAcls v1 request corr=4: ALLOW User:alice WRITE on TOPIC t1 (LITERAL) from *",
+				15: "SaslAuthenticate v1 request corr=2: SCRAM client-first user alice",
+			},
+			principals: map[int]string{9: "User:admin", 10: "User:admin", 21: "User:alice", 27: "User:admin"},
+		},
+		{
 			// kafkajs logging in by SASL PLAIN, SCRAM-SHA-256 and
 			// SCRAM-SHA-512 against kfakeport -sasl, ACLs checked; kfake
 			// closes the two logins with a wrong password unanswered.

@@ -4,7 +4,7 @@
 // testdata/pcaps/ named after them were taken against it (see
 // testdata/pcaps/README.md).
 //
-//	go run ./internal/testtools/kfakeport -port 29092 [-sasl] [-tls DIR]
+//	go run ./internal/testtools/kfakeport -port 29092 [-sasl] [-tls DIR]  (both: SASL inside TLS)
 //
 // With -sasl every connection must log in, with ACLs checked: the superuser
 // admin/admin-secret by PLAIN, alice/alice-secret by SCRAM-SHA-256 and
@@ -30,17 +30,23 @@ func main() {
 	tlsDir := flag.String("tls", "", "listen with TLS, asking for a client certificate, and write the CA and a client's certificate and key to this directory")
 	flag.Parse()
 	opts := []kfake.Opt{kfake.Ports(*port), kfake.SeedTopics(3, "t1", "t2"), kfake.AllowAutoTopicCreation()}
+	// TLS, then (with -sasl) the rewriting of handshake answers on the
+	// plaintext beneath it: kfake's own TLS option would wrap the listener
+	// after ListenFn's, and the rewriting would see ciphertext.
+	var l listener
 	if *tlsDir != "" {
 		tc, err := serverTLS(*tlsDir)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "kfakeport:", err)
 			os.Exit(1)
 		}
-		opts = append(opts, kfake.TLS(tc))
+		l.tls = tc
 	}
+	l.mechanisms = *sasl
+	opts = append(opts, kfake.ListenFn(l.listen))
 	if *sasl {
 		opts = append(opts, kfake.EnableSASL(), kfake.EnableACLs(),
-			kfake.ListenFn(listMechanisms), kfake.Superuser("PLAIN", "admin", "admin-secret"),
+			kfake.Superuser("PLAIN", "admin", "admin-secret"),
 			kfake.User("SCRAM-SHA-256", "alice", "alice-secret"),
 			kfake.User("SCRAM-SHA-512", "bob", "bob-secret"))
 	}

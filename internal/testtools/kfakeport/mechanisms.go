@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"net"
 	"sync"
@@ -13,11 +14,25 @@ import (
 // name kfake's three mechanisms; every other byte passes as it is.
 var mechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
 
-// listMechanisms is a kfake.ListenFn: the listener's connections are
-// wrapped in mechConn.
-func listMechanisms(network, address string) (net.Listener, error) {
+// listener makes the broker's listener: TCP, then TLS when tls is set,
+// then mechConn's rewriting when mechanisms is.
+type listener struct {
+	tls        *tls.Config
+	mechanisms bool
+}
+
+func (c listener) listen(network, address string) (net.Listener, error) {
 	l, err := net.Listen(network, address)
-	return mechListener{l}, err
+	if err != nil {
+		return nil, err
+	}
+	if c.tls != nil {
+		l = tls.NewListener(l, c.tls)
+	}
+	if c.mechanisms {
+		l = mechListener{l}
+	}
+	return l, nil
 }
 
 type mechListener struct{ net.Listener }
