@@ -284,6 +284,10 @@ func (d *decoder) finish(m *Message, root *Node, mark int, def *Def, dir string)
 	root.Type = versioned(&rootTypes, "message v", m.APIVersion)
 	m.Tree = root
 	m.Problems = d.probs
+	m.Raw = d.b
+	if guards(m, d.opts) {
+		guard(m)
+	}
 	m.Summary = summarize(m)
 	return m
 }

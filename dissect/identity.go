@@ -146,6 +146,9 @@ func (t *identityTracker) Pending() Identity {
 // asked for, to decode its tokens with.
 func (t *identityTracker) Mechanism() string { return t.pending.Mechanism }
 
+// SASL reports whether the connection has shown any SASL message.
+func (t *identityTracker) SASL() bool { return t.anySASL }
+
 // RawTokens reports whether the connection's next frames are raw SASL
 // tokens (Decode them with Options.RawToken): SaslHandshake v0 was
 // accepted and the exchange has not ended. A GSSAPI exchange has no end

@@ -49,6 +49,13 @@ type Options struct {
 	// Inner, on an Envelope response: the API and version of the request
 	// the Envelope request forwarded, which its ResponseData answers.
 	Inner InnerAPI
+	// Authenticating: the request comes on a connection whose SASL
+	// exchange is under way (a mechanism chosen, not yet accepted), where
+	// a frame that does not read as what it says may be a token. SASL: on
+	// a connection that chose a mechanism at all, where a frame whose
+	// header does not read (an unknown API, a cut string) may be a
+	// misframed raw token.
+	Authenticating, SASL bool
 }
 
 // redaction says how a node's value is hidden from renderings.
@@ -220,4 +227,123 @@ func hideValue(v *Node) {
 	if v != nil && v.HasValue() && !v.Null {
 		v.redact = redactSecret
 	}
+}
+
+// saslToken says whether n is a SASL token the SASL rules dissected
+// (SaslAuthenticate's AuthBytes, a raw token): its parts are redacted by
+// what they are, damaged or not.
+func saslToken(m *Message, n *Node) bool {
+	return n.Kind == KindBytes && len(n.Children) > 0 &&
+		(m.APIKey == saslAuthenticateKey && n.Name == "AuthBytes" || m.APIKey == saslTokenKey && n.Name == "token")
+}
+
+// guardedAPIs are the APIs whose messages carry credentials or sensitive
+// configs: SaslAuthenticate and raw SASL tokens, the delegation token
+// APIs, AlterUserScramCredentials, the config APIs, and an Envelope, which
+// forwards them.
+var guardedAPIs = []int16{saslTokenKey, 32, 33, 36, 38, 39, 40, 41, 44, 51, envelopeKey}
+
+// guards says whether a decoded message is hidden by guard: without
+// ShowSecrets, a damaged one (it has problems) that may carry a credential
+// where no rule looks for one, because its bytes did not read as its
+// definition says (a lying length, a flipped version or API key).
+func guards(m *Message, o Options) bool {
+	if o.ShowSecrets || len(m.Problems) == 0 {
+		return false
+	}
+	return slices.Contains(guardedAPIs, m.APIKey) ||
+		m.Direction == Request && (o.Authenticating || o.SASL && headerDamaged(m))
+}
+
+// headerDamaged says whether a message's header did not read: a problem
+// before its body, or an API kdissect does not know.
+func headerDamaged(m *Message) bool {
+	for _, c := range m.Tree.Children {
+		if c.Category != CatHeader {
+			continue
+		}
+		// a problem in the header itself; a frame cut short is the size
+		// prefix's, not the header's
+		for _, p := range m.Problems {
+			if p.Offset >= c.Offset && p.Offset < c.Offset+c.Size {
+				return true
+			}
+		}
+	}
+	return m.APIKey < 0 || m.APIKey > MaxAPIKey
+}
+
+// guard hides what a damaged message that may carry a credential holds
+// outside the fields its rules redact: every string and bytes value of its
+// body (a PLAIN token whose NUL was flipped puts the password in its
+// user's name), its trailing bytes, and, as one node, each run of bytes no
+// node accounts for (what follows a failure). The header stays readable
+// unless it is itself damaged.
+func guard(m *Message) {
+	root := m.Tree
+	var covered []ByteRange
+	damaged := headerDamaged(m)
+	for _, c := range root.Children {
+		header := (c.Category == CatFrame || c.Category == CatHeader) && !damaged
+		var token *Node // a SASL token its rules dissected: they judged its parts
+		c.Walk(func(n *Node, _ int) {
+			if n.Source != 0 {
+				return
+			}
+			if token != nil && n.Offset >= token.Offset && n.Offset+n.Size <= token.Offset+token.Size {
+				covered = append(covered, ByteRange{n.Offset, n.Size})
+				return
+			}
+			token = nil
+			if saslToken(m, n) {
+				token = n
+				covered = append(covered, ByteRange{n.Offset, n.Size})
+				return
+			}
+			// a node's bytes are accounted for (a struct ends where its
+			// walk stopped)
+			covered = append(covered, ByteRange{n.Offset, n.Size})
+			if header || n.redact != redactNone || n.Kind != KindString && n.Kind != KindBytes || n.Null {
+				return
+			}
+			if len(n.Children) == 0 {
+				n.redact = redactSecret
+			} else {
+				n.redact = redactHolds
+			}
+		})
+	}
+	slices.SortFunc(covered, func(a, b ByteRange) int { return a.Offset - b.Offset })
+	cat := CatRequestBody
+	if m.Direction == Response {
+		cat = CatResponseBody
+	}
+	var gaps []*Node
+	at := 0
+	gap := func(to int) {
+		if to > at {
+			gaps = append(gaps, &Node{Name: "unread", Type: "bytes", Kind: KindBytes, Category: cat,
+				Offset: at, Size: to - at, redact: redactSecret,
+				Doc: "bytes no field accounts for, hidden: the message is damaged and may hold a credential"})
+		}
+	}
+	for _, r := range covered {
+		gap(min(r.Offset, len(m.Raw)))
+		at = max(at, r.Offset+r.Size)
+	}
+	gap(len(m.Raw))
+	if len(gaps) == 0 {
+		return
+	}
+	// in offset order among the root's children
+	kids := make([]*Node, 0, len(root.Children)+len(gaps))
+	i := 0
+	for _, c := range root.Children {
+		for i < len(gaps) && gaps[i].Offset < c.Offset {
+			kids = append(kids, gaps[i])
+			i++
+		}
+		kids = append(kids, c)
+	}
+	root.Children = append(kids, gaps[i:]...)
 }

@@ -445,7 +445,8 @@ func (s *Session[M]) token(meta M, c *conn[M], f FrameInfo) {
 
 func (s *Session[M]) request(meta M, c *conn[M], f FrameInfo) {
 	h, ok := PeekRequest(f.Data)
-	o := Options{Direction: Request, Head: f.Head, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets}
+	o := Options{Direction: Request, Head: f.Head, Mechanism: c.id.Mechanism(), ShowSecrets: s.ShowSecrets,
+		Authenticating: c.id.Mechanism() != "" && !c.identity().Authenticated, SASL: c.id.Mechanism() != "" || c.id.SASL()}
 	if ok && h.APIKey == envelopeKey {
 		o.Inner, _ = peekEnvelopeInner(f.Data)
 	}
