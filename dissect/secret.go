@@ -256,7 +256,7 @@ func guards(m *Message, o Options) bool {
 }
 
 // headerDamaged says whether a message's header did not read: a problem
-// before its body, or an API kdissect does not know.
+// within it, or an API kdissect does not know.
 func headerDamaged(m *Message) bool {
 	for _, c := range m.Tree.Children {
 		if c.Category != CatHeader {
