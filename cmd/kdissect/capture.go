@@ -270,9 +270,8 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 
 func isBrokenPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
 
-// printGlossary writes -G fields: a line a field name, tab-separated: F,
-// the name, its types, where it comes from (kdissect, wireshark, kafka)
-// and what a Wireshark name stands for.
+// printGlossary writes -G fields (filter.AppendGlossary) for the built-in
+// definitions and --schema-dir's.
 func printGlossary(w io.Writer, report, schemaDir string) error {
 	if report != "fields" {
 		return capture.UsageError{Msg: fmt.Sprintf("-G %q: kdissect's glossary is fields", report)}
@@ -281,19 +280,7 @@ func printGlossary(w io.Writer, report, schemaDir string) error {
 	if err != nil {
 		return err
 	}
-	var b []byte
-	for _, f := range filter.Glossary(reg) {
-		b = append(b, "F\t"...)
-		b = append(b, f.Name...)
-		b = append(b, '\t')
-		b = append(b, f.Types...)
-		b = append(b, '\t')
-		b = append(b, f.Source...)
-		b = append(b, '\t')
-		b = append(b, f.StandsFor...)
-		b = append(b, '\n')
-	}
-	if _, err := w.Write(b); err != nil {
+	if _, err := w.Write(filter.AppendGlossary(nil, reg)); err != nil {
 		return err
 	}
 	return errHelp

@@ -84,3 +84,21 @@ func typeWords(t types) string {
 	}
 	return strings.Join(w, "|")
 }
+
+// AppendGlossary appends tshark -G fields' form of Glossary(reg): a line
+// a name, tab-separated: F, the name, its types, its source and what a
+// Wireshark name stands for.
+func AppendGlossary(b []byte, reg *dissect.Registry) []byte {
+	for _, f := range Glossary(reg) {
+		b = append(b, "F\t"...)
+		b = append(b, f.Name...)
+		b = append(b, '\t')
+		b = append(b, f.Types...)
+		b = append(b, '\t')
+		b = append(b, f.Source...)
+		b = append(b, '\t')
+		b = append(b, f.StandsFor...)
+		b = append(b, '\n')
+	}
+	return b
+}
