@@ -19,6 +19,14 @@ func TestAppendJSONInt(t *testing.T) {
 			t.Errorf("appendJSONInt(%d) = %q, want %q", v, got, want)
 		}
 	}
+	// Each width, at its edges: the leading zeros the word drops.
+	for p := int64(1); p <= 1e9; p *= 10 {
+		for _, v := range []int64{p - 1, p, p + 1, 2*p - 1, 9 * p} {
+			if got, want := string(appendJSONInt(nil, v)), strconv.FormatInt(v, 10); got != want {
+				t.Errorf("appendJSONInt(%d) = %q, want %q", v, got, want)
+			}
+		}
+	}
 	for v := int64(0); v < 200000; v += 7 {
 		if got, want := string(appendJSONInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
 			t.Fatalf("appendJSONInt(%d) = %q, want %q", v, got, want)
