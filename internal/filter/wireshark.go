@@ -28,7 +28,6 @@ var wiresharkNames = map[string]string{
 	"frame.time":                    "time",
 
 	"kafka.required_acks":             "Acks",
-	"kafka.timeout":                   "TimeoutMs",
 	"kafka.max_wait_time":             "MaxWaitMs",
 	"kafka.min_bytes":                 "MinBytes",
 	"kafka.isolation_level":           "IsolationLevel",
@@ -38,7 +37,6 @@ var wiresharkNames = map[string]string{
 	"kafka.consumer_group_instance":   "GroupInstanceId",
 	"kafka.replication_factor":        "ReplicationFactor",
 	"kafka.num_partitions":            "NumPartitions",
-	"kafka.validate_only":             "ValidateOnly",
 	"kafka.allow_auto_topic_creation": "AllowAutoTopicCreation",
 	"kafka.log_start_offset":          "LogStartOffset",
 	"kafka.last_stable_offset":        "LastStableOffset",
@@ -46,8 +44,6 @@ var wiresharkNames = map[string]string{
 	"kafka.rack":                      "Rack",
 	"kafka.cluster_id":                "ClusterId",
 	"kafka.leader_id":                 "LeaderId",
-	"kafka.current_leader_epoch":      "CurrentLeaderEpoch",
-	"kafka.replica_id":                "ReplicaId",
 	"kafka.isr_id":                    "IsrNodes",
 	"kafka.offline_id":                "OfflineReplicas",
 	"kafka.transaction_timeout":       "TransactionTimeoutMs",
@@ -87,13 +83,11 @@ var wiresharkNames = map[string]string{
 	"kafka.token_max_timestamp":    "MaxTimestampMs",
 	// a record batch's and a MessageSet message's, times as numbers (ms
 	// since the epoch) where Wireshark has times
-	"kafka.batch_size":              "batch_length",
 	"kafka.batch_last_offset_delta": "last_offset_delta",
 	"kafka.batch_base_sequence":     "base_sequence",
 	"kafka.batch_first_timestamp":   "base_timestamp",
 	"kafka.batch_last_timestamp":    "max_timestamp",
 	"kafka.message_magic":           "magic",
-	"kafka.message_size":            "message_size",
 	"kafka.message_timestamp":       "timestamp",
 
 	"kafka.cluster_authorized_ops":         "ClusterAuthorizedOperations",
@@ -196,8 +190,10 @@ var wiresharkBodyNames = map[string]*bodyAlias{
 	"kafka.error": {fields: names("ErrorCode", "PartitionErrorCode", "TopicConfigErrorCode", "AcknowledgeErrorCode")},
 	// A partition's number: PartitionIndex in most APIs, Partition in
 	// Fetch v0-11 and the share APIs, Index in Produce, and the elements
-	// of a []int32 Partitions (a consumer's assignment, ElectLeaders).
-	"kafka.partition_id": {fields: append(names("PartitionIndex", "Partition", "Index"), bodyMatch{name: "Partitions", typ: "[]int32"})},
+	// of a []int32 Partitions (a consumer's assignment, ElectLeaders) or
+	// PartitionIndexes (OffsetFetch).
+	"kafka.partition_id": {fields: append(names("PartitionIndex", "Partition", "Index"), bodyMatch{name: "Partitions", typ: "[]int32"},
+		bodyMatch{name: "PartitionIndexes", typ: "[]int32"})},
 	// A record's key and value, not its headers' (kafka.header_key).
 	"kafka.message_key":               {fields: []bodyMatch{{name: "key", parents: recordTypes}}},
 	"kafka.message_value":             {fields: []bodyMatch{{name: "value", parents: recordTypes}}},
@@ -209,10 +205,26 @@ var wiresharkBodyNames = map[string]*bodyAlias{
 	"kafka.forgotten_topic_name":      {fields: []bodyMatch{{name: "Topic", parents: set("ForgottenTopic")}}},
 	"kafka.forgotten_topic_partition": {fields: []bodyMatch{{name: "Partitions", parents: set("ForgottenTopic")}}},
 	// OffsetCommit v9+ calls it GenerationIdOrMemberEpoch.
-	"kafka.generation_id":   {fields: names("GenerationId", "GenerationIdOrMemberEpoch")},
-	"kafka.max_bytes":       {fields: names("MaxBytes", "PartitionMaxBytes")},
-	"kafka.node_id":         {fields: names("NodeId", "BrokerId")},
-	"kafka.leader_epoch":    {fields: names("LeaderEpoch", "partition_leader_epoch")},
+	// CreateTopics and UpdateFeatures spell them timeoutMs and
+	// validateOnly, as Kafka's definitions do.
+	"kafka.timeout":       {fields: names("TimeoutMs", "timeoutMs")},
+	"kafka.validate_only": {fields: names("ValidateOnly", "validateOnly")},
+	// Wireshark counts a batch's records as its size, and its length (a
+	// MessageSet message's too) as the message size.
+	"kafka.batch_size": {fields: []bodyMatch{{name: "record_count", parents: map[string]bool{"RecordBatch v2": true}}}},
+	"kafka.message_size": {fields: []bodyMatch{{name: "batch_length", parents: map[string]bool{"RecordBatch v2": true}},
+		{name: "message_size", parents: legacyTypes}}},
+	// A Fetch request's current leader epoch is Wireshark's leader epoch;
+	// its current leader epoch is that of the other APIs.
+	"kafka.current_leader_epoch": {fields: names("CurrentLeaderEpoch"), except: []int16{1}},
+	// A Metadata response's replicas are replica ids too.
+	"kafka.replica_id":    {fields: append(names("ReplicaId"), bodyMatch{name: "ReplicaNodes", typ: "[]int32"})},
+	"kafka.generation_id": {fields: names("GenerationId", "GenerationIdOrMemberEpoch")},
+	"kafka.max_bytes":     {fields: names("MaxBytes", "PartitionMaxBytes")},
+	// Wireshark's Metadata response names its ControllerId a node id.
+	"kafka.node_id": {fields: names("NodeId", "BrokerId", "ControllerId")},
+	"kafka.leader_epoch": {fields: append(names("LeaderEpoch", "partition_leader_epoch"),
+		bodyMatch{name: "CurrentLeaderEpoch", parents: set("FetchPartition")})},
 	"kafka.host":            {fields: names("Host"), except: aclAPIs},
 	"kafka.group_leader_id": {fields: names("Leader"), apis: []int16{11}},
 	"kafka.protocol_name": {fields: []bodyMatch{{name: "ProtocolName"},
