@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -117,6 +118,9 @@ type bodyMatch struct {
 	name    string
 	parents map[string]bool // the types of the structs it is one in; nil: any
 	typ     string          // its node's type; "": any
+	// mask, when set, makes the value the bits of the field's it covers,
+	// shifted down, as a Wireshark field with a bitmask has them.
+	mask int64
 }
 
 func names(ns ...string) []bodyMatch {
@@ -195,12 +199,19 @@ var wiresharkBodyNames = map[string]*bodyAlias{
 	"kafka.partition_id": {fields: append(names("PartitionIndex", "Partition", "Index"), bodyMatch{name: "Partitions", typ: "[]int32"},
 		bodyMatch{name: "PartitionIndexes", typ: "[]int32"})},
 	// A record's key and value, not its headers' (kafka.header_key).
-	"kafka.message_key":               {fields: []bodyMatch{{name: "key", parents: recordTypes}}},
-	"kafka.message_value":             {fields: []bodyMatch{{name: "value", parents: recordTypes}}},
-	"kafka.header_key":                {fields: []bodyMatch{{name: "key", parents: set("Header")}}},
-	"kafka.header_value":              {fields: []bodyMatch{{name: "value", parents: set("Header")}}},
-	"kafka.record_attributes":         {fields: []bodyMatch{{name: "attributes", parents: set("Record")}}},
-	"kafka.batch_crc":                 {fields: []bodyMatch{{name: "crc", parents: map[string]bool{"RecordBatch v2": true}}}},
+	"kafka.message_key":       {fields: []bodyMatch{{name: "key", parents: recordTypes}}},
+	"kafka.message_value":     {fields: []bodyMatch{{name: "value", parents: recordTypes}}},
+	"kafka.header_key":        {fields: []bodyMatch{{name: "key", parents: set("Header")}}},
+	"kafka.header_value":      {fields: []bodyMatch{{name: "value", parents: set("Header")}}},
+	"kafka.record_attributes": {fields: []bodyMatch{{name: "attributes", parents: set("Record")}}},
+	"kafka.batch_crc":         {fields: []bodyMatch{{name: "crc", parents: map[string]bool{"RecordBatch v2": true}}}},
+	// The bits of a batch's and a MessageSet message's attributes.
+	"kafka.batch_codec":               {fields: []bodyMatch{{name: "attributes", parents: map[string]bool{"RecordBatch v2": true}, mask: 0x07}}},
+	"kafka.batch_timestamp_type":      {fields: []bodyMatch{{name: "attributes", parents: map[string]bool{"RecordBatch v2": true}, mask: 0x08}}},
+	"kafka.batch_transactional":       {fields: []bodyMatch{{name: "attributes", parents: map[string]bool{"RecordBatch v2": true}, mask: 0x10}}},
+	"kafka.batch_control_batch":       {fields: []bodyMatch{{name: "attributes", parents: map[string]bool{"RecordBatch v2": true}, mask: 0x20}}},
+	"kafka.message_codec":             {fields: []bodyMatch{{name: "attributes", parents: legacyTypes, mask: 0x07}}},
+	"kafka.message_timestamp_type":    {fields: []bodyMatch{{name: "attributes", parents: map[string]bool{"Message v1": true}, mask: 0x08}}},
 	"kafka.message_crc":               {fields: []bodyMatch{{name: "crc", parents: legacyTypes}}},
 	"kafka.forgotten_topic_name":      {fields: []bodyMatch{{name: "Topic", parents: set("ForgottenTopic")}}},
 	"kafka.forgotten_topic_partition": {fields: []bodyMatch{{name: "Partitions", parents: set("ForgottenTopic")}}},
@@ -313,7 +324,11 @@ func aliasValues(m *dissect.Message, a *bodyAlias, dst []Value) []Value {
 func (a *bodyAlias) walk(n *dissect.Node, parent string, dst []Value) []Value {
 	for _, f := range a.fields {
 		if n.Name == f.name && (f.parents == nil || f.parents[parent]) && (f.typ == "" || n.Type == f.typ) {
-			dst = nodeValues(n, dst)
+			if f.mask != 0 && n.Kind == dissect.KindInt && n.HasValue() && !n.Redacted() {
+				dst = append(dst, Int(n.Int&f.mask>>bits.TrailingZeros64(uint64(f.mask)), ""))
+			} else {
+				dst = nodeValues(n, dst)
+			}
 			break
 		}
 	}

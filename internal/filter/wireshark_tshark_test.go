@@ -31,6 +31,13 @@ func TestWiresharkNamesAsTshark(t *testing.T) {
 		// A batch's record count and its length.
 		{"kafka-python.pcap", `kafka.batch_size == 5`, map[string]int{"0/request": 5, "1/response": 1}},
 		{"kafka-python.pcap", `kafka.message_size == 1299`, map[string]int{"0/request": 1, "1/response": 1}},
+		// The bits of a batch's attributes, and of a MessageSet message's.
+		{"kafka-python.pcap", `kafka.batch_codec == 1`, map[string]int{"0/request": 1, "1/response": 1}},
+		{"kafka-python.pcap", `kafka.batch_codec == 4`, map[string]int{"0/request": 1, "1/response": 1}},
+		{"kafkajs.pcap", `kafka.batch_control_batch == 1`, map[string]int{"1/response": 1}},
+		{"kafkajs.pcap", `kafka.batch_transactional == 1`, map[string]int{"0/request": 1, "1/response": 1}},
+		{"librdkafka.pcap", `kafka.batch_timestamp_type == 0`, map[string]int{"0/request": 4, "1/response": 1}},
+		{"kafka-python.pcap", `kafka.message_codec == 1`, map[string]int{"0/request": 2}},
 		// A Metadata response's replicas and its controller.
 		{"kafka-node.pcap", `kafka.replica_id == 0`, map[string]int{"3/response": 1}},
 		{"kafka-node.pcap", `kafka.node_id == 0`, map[string]int{"3/response": 1}},
