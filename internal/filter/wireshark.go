@@ -215,7 +215,6 @@ var wiresharkBodyNames = map[string]*bodyAlias{
 	"kafka.message_crc":               {fields: []bodyMatch{{name: "crc", parents: legacyTypes}}},
 	"kafka.forgotten_topic_name":      {fields: []bodyMatch{{name: "Topic", parents: set("ForgottenTopic")}}},
 	"kafka.forgotten_topic_partition": {fields: []bodyMatch{{name: "Partitions", parents: set("ForgottenTopic")}}},
-	// OffsetCommit v9+ calls it GenerationIdOrMemberEpoch.
 	// CreateTopics and UpdateFeatures spell them timeoutMs and
 	// validateOnly, as Kafka's definitions do.
 	"kafka.timeout":       {fields: names("TimeoutMs", "timeoutMs")},
@@ -226,10 +225,11 @@ var wiresharkBodyNames = map[string]*bodyAlias{
 	"kafka.message_size": {fields: []bodyMatch{{name: "batch_length", parents: map[string]bool{"RecordBatch v2": true}},
 		{name: "message_size", parents: legacyTypes}}},
 	// A Fetch request's current leader epoch is Wireshark's leader epoch;
-	// its current leader epoch is that of the other APIs.
+	// Wireshark's current leader epoch is the other APIs' only.
 	"kafka.current_leader_epoch": {fields: names("CurrentLeaderEpoch"), except: []int16{1}},
 	// A Metadata response's replicas are replica ids too.
-	"kafka.replica_id":    {fields: append(names("ReplicaId"), bodyMatch{name: "ReplicaNodes", typ: "[]int32"})},
+	"kafka.replica_id": {fields: append(names("ReplicaId"), bodyMatch{name: "ReplicaNodes", typ: "[]int32"})},
+	// OffsetCommit v9+ calls it GenerationIdOrMemberEpoch.
 	"kafka.generation_id": {fields: names("GenerationId", "GenerationIdOrMemberEpoch")},
 	"kafka.max_bytes":     {fields: names("MaxBytes", "PartitionMaxBytes")},
 	// Wireshark's Metadata response names its ControllerId a node id.
