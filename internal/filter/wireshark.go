@@ -140,10 +140,11 @@ func set(ss string) map[string]bool {
 }
 
 // recordTypes are the tree types of a record and of a MessageSet
-// message; legacyTypes the latter's.
+// message; legacyTypes the latter's, batchTypes a record batch's.
 var (
 	recordTypes = map[string]bool{"Record": true, "Message v0": true, "Message v1": true}
 	legacyTypes = map[string]bool{"Message v0": true, "Message v1": true}
+	batchTypes  = map[string]bool{"RecordBatch v2": true}
 )
 
 // aclAPIs are DescribeAcls, CreateAcls and DeleteAcls, and an Envelope,
@@ -204,12 +205,12 @@ var wiresharkBodyNames = map[string]*bodyAlias{
 	"kafka.header_key":        {fields: []bodyMatch{{name: "key", parents: set("Header")}}},
 	"kafka.header_value":      {fields: []bodyMatch{{name: "value", parents: set("Header")}}},
 	"kafka.record_attributes": {fields: []bodyMatch{{name: "attributes", parents: set("Record")}}},
-	"kafka.batch_crc":         {fields: []bodyMatch{{name: "crc", parents: map[string]bool{"RecordBatch v2": true}}}},
+	"kafka.batch_crc":         {fields: []bodyMatch{{name: "crc", parents: batchTypes}}},
 	// The bits of a batch's and a MessageSet message's attributes.
-	"kafka.batch_codec":               {fields: []bodyMatch{{name: "attributes", parents: map[string]bool{"RecordBatch v2": true}, mask: 0x07}}},
-	"kafka.batch_timestamp_type":      {fields: []bodyMatch{{name: "attributes", parents: map[string]bool{"RecordBatch v2": true}, mask: 0x08}}},
-	"kafka.batch_transactional":       {fields: []bodyMatch{{name: "attributes", parents: map[string]bool{"RecordBatch v2": true}, mask: 0x10}}},
-	"kafka.batch_control_batch":       {fields: []bodyMatch{{name: "attributes", parents: map[string]bool{"RecordBatch v2": true}, mask: 0x20}}},
+	"kafka.batch_codec":               {fields: []bodyMatch{{name: "attributes", parents: batchTypes, mask: 0x07}}},
+	"kafka.batch_timestamp_type":      {fields: []bodyMatch{{name: "attributes", parents: batchTypes, mask: 0x08}}},
+	"kafka.batch_transactional":       {fields: []bodyMatch{{name: "attributes", parents: batchTypes, mask: 0x10}}},
+	"kafka.batch_control_batch":       {fields: []bodyMatch{{name: "attributes", parents: batchTypes, mask: 0x20}}},
 	"kafka.message_codec":             {fields: []bodyMatch{{name: "attributes", parents: legacyTypes, mask: 0x07}}},
 	"kafka.message_timestamp_type":    {fields: []bodyMatch{{name: "attributes", parents: map[string]bool{"Message v1": true}, mask: 0x08}}},
 	"kafka.message_crc":               {fields: []bodyMatch{{name: "crc", parents: legacyTypes}}},
@@ -221,8 +222,8 @@ var wiresharkBodyNames = map[string]*bodyAlias{
 	"kafka.validate_only": {fields: names("ValidateOnly", "validateOnly")},
 	// Wireshark counts a batch's records as its size, and its length (a
 	// MessageSet message's too) as the message size.
-	"kafka.batch_size": {fields: []bodyMatch{{name: "record_count", parents: map[string]bool{"RecordBatch v2": true}}}},
-	"kafka.message_size": {fields: []bodyMatch{{name: "batch_length", parents: map[string]bool{"RecordBatch v2": true}},
+	"kafka.batch_size": {fields: []bodyMatch{{name: "record_count", parents: batchTypes}}},
+	"kafka.message_size": {fields: []bodyMatch{{name: "batch_length", parents: batchTypes},
 		{name: "message_size", parents: legacyTypes}}},
 	// A Fetch request's current leader epoch is Wireshark's leader epoch;
 	// Wireshark's current leader epoch is the other APIs' only.
