@@ -72,9 +72,11 @@ func KmsgRequest(r kmsg.Request, corr int32, clientID *string) []byte {
 	return Request(r.Key(), r.GetVersion(), corr, clientID, r.IsFlexible(), r.AppendTo(nil))
 }
 
-// KmsgResponse is r as a frame, with a v1 header when r is flexible.
+// KmsgResponse is r as a frame, with a v1 header when r is flexible,
+// except ApiVersions': a client reads its header before it knows the
+// broker's versions, so Kafka keeps that one at v0.
 func KmsgResponse(r kmsg.Response, corr int32) []byte {
-	return Response(corr, r.IsFlexible(), r.AppendTo(nil))
+	return Response(corr, r.IsFlexible() && r.Key() != 18, r.AppendTo(nil))
 }
 
 // WithCorr is a copy of a request or response frame with another
