@@ -34,7 +34,8 @@ var saslParts = map[string]types{
 }
 
 // recordParts are the fields of the record batches kdissect decodes inside
-// a records field (Produce, Fetch), also tree names, not definitions'.
+// a records field (Produce, Fetch), and a tagged field's tag: tree names,
+// not definitions'.
 // length and version are the events' here.
 var recordParts = map[string]types{
 	"base_offset": tyInt, "batch_length": tyInt, "partition_leader_epoch": tyInt, "magic": tyInt,
@@ -43,6 +44,7 @@ var recordParts = map[string]types{
 	"record_count": tyInt, "timestamp_delta": tyInt, "offset_delta": tyInt, "key": tyBytes | tyString,
 	"value": tyBytes | tyString, "headers": tyInt, "coordinator_epoch": tyInt, "message_size": tyInt,
 	"offset": tyInt, "timestamp": tyInt,
+	"tag": tyInt, // a tagged field's, known or not
 }
 
 var schemas sync.Map // *dissect.Registry → *schema

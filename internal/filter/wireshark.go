@@ -97,6 +97,16 @@ var wiresharkNames = map[string]string{
 	"kafka.include_cluster_authorized_ops": "IncludeClusterAuthorizedOperations",
 	"kafka.include_topic_authorized_ops":   "IncludeTopicAuthorizedOperations",
 	"kafka.include_group_authorized_ops":   "IncludeAuthorizedOperations",
+
+	"kafka.batch_index":                   "BatchIndex",
+	"kafka.batch_index_error_message":     "BatchIndexErrorMessage",
+	"kafka.first_offset":                  "FirstOffset",
+	"kafka.client_host":                   "ClientHost",
+	"kafka.listener_name":                 "Listener",
+	"kafka.broker_security_protocol_type": "SecurityProtocol",
+	// Wireshark's expert flag of a packet it could not dissect: here a
+	// message with a problem (or an event of lost or skipped bytes).
+	"_ws.malformed": "malformed",
 }
 
 // bodyAlias is a Wireshark name that stands for body fields of several
@@ -272,6 +282,8 @@ var wiresharkBodyNames = map[string]*bodyAlias{
 	"kafka.acl_permission_type":       {fields: names("PermissionType"), apis: aclAPIs},
 	// the mechanism asked for, and those the broker enables
 	"kafka.sasl_mechanism": {fields: names("Mechanism", "Mechanisms"), apis: []int16{17}},
+	// The tag of every tagged field of the body, known or not.
+	"kafka.tagged_field_tag": {fields: []bodyMatch{{name: "tag", parents: set("tagged_field")}}},
 }
 
 // types are what a's fields hold: a field matched by its node's type
