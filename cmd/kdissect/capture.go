@@ -243,8 +243,9 @@ func runCapture(args []string, stdin io.Reader, stdout, stderr io.Writer) (bool,
 	}
 	// One line a message, or statistics alone, show no record: batches are
 	// not decompressed for them (their CRCs still are checked), unless the
-	// filter reads body fields, records' among them.
-	r.BatchHeadersOnly((*summary || *quiet) && !flt.NeedsBody())
+	// filter or a statistic reads what records may hold: body fields, or
+	// the problems of a damaged record.
+	r.BatchHeadersOnly((*summary || *quiet) && !flt.NeedsRecords() && !st.NeedsRecords())
 	var p interface {
 		capture.Listener
 		Flush() error

@@ -110,3 +110,46 @@ func TestRecordsEndToEnd(t *testing.T) {
 		t.Errorf("--max-decompressed -1: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// A one-line view decodes batches only as far as their headers, so a
+// damaged record is not looked for, unless what it reads may lie there: a
+// filter on the problems (malformed, _ws.malformed, problems.message) or
+// the expert statistic decodes the records, finds the damage at its
+// offset and exits 2, as the text tree does.
+func TestRecordsDamageFoundByOneLineViews(t *testing.T) {
+	rec := kmsg.Record{Key: []byte("k"), Value: []byte("v")}
+	b := kmsg.RecordBatch{Magic: 2, PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
+		NumRecords: 1, Records: rec.AppendTo(nil)} // its length says 0
+	batch := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(batch[8:], uint32(len(batch)-12))
+	binary.BigEndian.PutUint32(batch[17:], crc32.Checksum(batch[21:], crc32.MakeTable(crc32.Castagnoli)))
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 8
+	req.Acks = -1
+	tp := kmsg.NewProduceRequestTopic()
+	tp.Topic = "orders"
+	p := kmsg.NewProduceRequestTopicPartition()
+	p.Records = batch
+	tp.Partitions = append(tp.Partitions, p)
+	req.Topics = append(req.Topics, tp)
+	pc := newPcap(t)
+	c := openConn(pc, 50601, 9092)
+	c.Send(true, testkit.KmsgRequest(req, 7, testkit.Ptr("producer")))
+	file := pc.File(t)
+
+	const problem = "record length 0 is below the 6 bytes of a record's fields"
+	out, _, code := runCLI(t, "", "--all", "--summary", file)
+	if code != 0 || strings.Contains(out, "malformed") || !strings.Contains(out, "Produce v8 request corr=7") {
+		t.Errorf("--summary alone: exit %d, want 0 and the line without the records' damage:\n%s", code, out)
+	}
+	for _, expr := range []string{"malformed", "_ws.malformed", `problems.message contains "record length"`} {
+		out, _, code := runCLI(t, "", "--all", "--summary", "-Y", expr, file)
+		if code != 2 || !strings.Contains(out, "Produce v8 request corr=7") || !strings.Contains(out, "[malformed: "+problem+"]") {
+			t.Errorf("--summary -Y %s: exit %d, want 2 and the damaged Produce:\n%s", expr, code, out)
+		}
+	}
+	out, _, code = runCLI(t, "", "--all", "-q", "-z", "expert", file)
+	if code != 2 || !strings.Contains(out, "malformed  Produce      1      1  record length N is below the N bytes") {
+		t.Errorf("-q -z expert: exit %d, want 2 and the record's problem counted:\n%s", code, out)
+	}
+}

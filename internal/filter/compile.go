@@ -27,6 +27,9 @@ type compiler struct {
 	// decoded: a field is read that only the decoded message has (a body
 	// field, or a record field made from the body).
 	decoded bool
+	// problems: a message's problems are read (malformed, problems.*),
+	// which may lie inside a batch's records.
+	problems bool
 }
 
 func (c *compiler) expr(x expr) (pred, error) {
@@ -98,6 +101,9 @@ func (c *compiler) test(x testExpr) (pred, error) {
 	}
 	if fl.rec == nil || fromBody(fl.rec.id) {
 		c.decoded = true
+	}
+	if fl.rec != nil && (fl.rec.id == fMalformed || fl.rec.id == fProblemMessage || fl.rec.id == fProblemOffset) {
+		c.problems = true
 	}
 	if x.op == opExists {
 		if fl.flag() {

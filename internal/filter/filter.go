@@ -51,6 +51,9 @@ type Filter struct {
 	src  string
 	pred pred
 	body bool
+	// records: what the filter reads may lie inside a batch's records
+	// (a body field, or a message's problems).
+	records bool
 	// head is the conjunction of the filter's top-level && terms that a
 	// message's header decides (see RejectsHead); nil when none does.
 	head pred
@@ -100,7 +103,7 @@ func compile(expr string, s *schema) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Filter{src: expr, pred: p, body: c.body, head: headPred(tree, s)}, nil
+	return &Filter{src: expr, pred: p, body: c.body, records: c.body || c.problems, head: headPred(tree, s)}, nil
 }
 
 // headPred is the conjunction of the top-level && terms of tree that read
@@ -170,6 +173,12 @@ func (f *Filter) String() string {
 // NeedsBody reports whether the filter reads body fields: a caller that
 // keeps bytes, not trees, decodes a message for Match only then.
 func (f *Filter) NeedsBody() bool { return f != nil && f.body }
+
+// NeedsRecords reports whether the filter may read what a batch's records
+// hold: a body field, or a message's problems (malformed, problems.*),
+// which a damaged record puts there. A view that shows no record decodes
+// them for Match only then.
+func (f *Filter) NeedsRecords() bool { return f != nil && f.records }
 
 // env is one evaluation's subject and scratch space.
 type env struct {

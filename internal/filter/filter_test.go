@@ -83,8 +83,36 @@ func TestBlankIsNoFilter(t *testing.T) {
 		if f != nil || err != nil {
 			t.Errorf("%q: %v, %v", s, f, err)
 		}
-		if !f.Record(&capture.Record{}) || f.NeedsBody() || f.String() != "" {
+		if !f.Record(&capture.Record{}) || f.NeedsBody() || f.NeedsRecords() || f.String() != "" {
 			t.Errorf("a nil filter must match everything")
+		}
+	}
+}
+
+// A filter needs the records of a batch decoded when it reads a body
+// field or a message's problems, which a damaged record puts there; not
+// for the header, the exchange or the summary.
+func TestNeedsRecords(t *testing.T) {
+	for expr, want := range map[string]bool{
+		`api == "Produce"`:                 false,
+		`summary contains "orders"`:        false,
+		`principal == "User:bob" && tls`:   false,
+		`malformed`:                        true,
+		`_ws.malformed`:                    true,
+		`!malformed`:                       true,
+		`problems.message contains "CRC"`:  true,
+		`problems.offset > 10`:             true,
+		`api == "Fetch" || malformed`:      true,
+		`kafka.message_key == "k"`:         true,
+		`ErrorCode != 0`:                   true,
+		`api == "Produce" && Topic == "t"`: true,
+	} {
+		f, err := Compile(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if f.NeedsRecords() != want {
+			t.Errorf("%s: NeedsRecords %v, want %v", expr, !want, want)
 		}
 	}
 }

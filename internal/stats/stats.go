@@ -94,6 +94,17 @@ func (s *Set) Set(name string) error {
 	return nil
 }
 
+// NeedsRecords reports whether a statistic counts what a batch's records
+// may hold: expert counts every problem, a damaged record's among them.
+func (s *Set) NeedsRecords() bool {
+	for _, st := range s.stats {
+		if _, ok := st.(*expert); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // Len is how many statistics were asked for.
 func (s *Set) Len() int { return len(s.stats) }
 
