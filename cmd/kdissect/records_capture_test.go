@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kdissect/kdissect/internal/testtools/testkit"
 	"github.com/kdissect/kdissect/internal/testtools/traffic"
 )
 
@@ -234,19 +233,7 @@ func TestSummaryDecompressesNothing(t *testing.T) {
 	b.Length = int32(49 + z.Len())
 	batch := b.AppendTo(nil)
 	binary.BigEndian.PutUint32(batch[17:], crc32.Checksum(batch[21:], crc32.MakeTable(crc32.Castagnoli)))
-	req := kmsg.NewPtrProduceRequest()
-	req.Version = 9
-	req.Acks = 1
-	tp := kmsg.NewProduceRequestTopic()
-	tp.Topic = "orders"
-	p := kmsg.NewProduceRequestTopicPartition()
-	p.Records = batch
-	tp.Partitions = append(tp.Partitions, p)
-	req.Topics = append(req.Topics, tp)
-	pc := newPcap(t)
-	c := openConn(pc, 50600, 9092)
-	c.Send(true, testkit.KmsgRequest(req, 7, testkit.Ptr("producer")))
-	file := pc.File(t)
+	file := produceCapture(t, 9, 1, batch)
 
 	const limit = "--max-decompressed=1048576"
 	if _, stderr, code := runCLI(t, "", "--json", "--all", limit, file); code != exitMalformed {

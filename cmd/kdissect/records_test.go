@@ -37,13 +37,19 @@ func gzipBatch(t *testing.T, kv ...string) []byte {
 }
 
 func recordsCapture(t *testing.T) string {
+	return produceCapture(t, 9, 1, gzipBatch(t, "k1", "hello", "k2", "\x1b[31mred"))
+}
+
+// produceCapture is a capture of one Produce request (corr 7, client
+// "producer") of batch to topic orders, partition 0.
+func produceCapture(t *testing.T, version, acks int16, batch []byte) string {
 	req := kmsg.NewPtrProduceRequest()
-	req.Version = 9
-	req.Acks = 1
+	req.Version = version
+	req.Acks = acks
 	tp := kmsg.NewProduceRequestTopic()
 	tp.Topic = "orders"
 	p := kmsg.NewProduceRequestTopicPartition()
-	p.Records = gzipBatch(t, "k1", "hello", "k2", "\x1b[31mred")
+	p.Records = batch
 	tp.Partitions = append(tp.Partitions, p)
 	req.Topics = append(req.Topics, tp)
 	b := newPcap(t)
@@ -123,19 +129,7 @@ func TestRecordsDamageFoundByOneLineViews(t *testing.T) {
 	batch := b.AppendTo(nil)
 	binary.BigEndian.PutUint32(batch[8:], uint32(len(batch)-12))
 	binary.BigEndian.PutUint32(batch[17:], crc32.Checksum(batch[21:], crc32.MakeTable(crc32.Castagnoli)))
-	req := kmsg.NewPtrProduceRequest()
-	req.Version = 8
-	req.Acks = -1
-	tp := kmsg.NewProduceRequestTopic()
-	tp.Topic = "orders"
-	p := kmsg.NewProduceRequestTopicPartition()
-	p.Records = batch
-	tp.Partitions = append(tp.Partitions, p)
-	req.Topics = append(req.Topics, tp)
-	pc := newPcap(t)
-	c := openConn(pc, 50601, 9092)
-	c.Send(true, testkit.KmsgRequest(req, 7, testkit.Ptr("producer")))
-	file := pc.File(t)
+	file := produceCapture(t, 8, -1, batch)
 
 	const problem = "record length 0 is below the 6 bytes of a record's fields"
 	out, _, code := runCLI(t, "", "--all", "--summary", file)
