@@ -102,7 +102,7 @@ func runView(t *testing.T, v view, workers int, o capture.Options, files []strin
 			t.Fatal(err)
 		}
 	}
-	r.BatchHeadersOnly((v.form == render.Summary || v.quiet) && !flt.NeedsRecords())
+	r.BatchHeadersOnly((v.form == render.Summary || v.quiet) && !flt.NeedsRecords() && !st.NeedsRecords()) // as cmd/kdissect wires it
 	p := render.NewPrinter(&out, v.form, v.hex, r.Live())
 	res, err := r.Read(context.Background(), filter.Listener(flt, st.Listener(p, v.quiet)))
 	if err := p.Flush(); err != nil {

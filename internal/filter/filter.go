@@ -51,9 +51,8 @@ type Filter struct {
 	src  string
 	pred pred
 	body bool
-	// records: what the filter reads may lie inside a batch's records
-	// (a body field, or a message's problems).
-	records bool
+	// problems: a message's problems are read (see NeedsRecords).
+	problems bool
 	// head is the conjunction of the filter's top-level && terms that a
 	// message's header decides (see RejectsHead); nil when none does.
 	head pred
@@ -103,7 +102,7 @@ func compile(expr string, s *schema) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Filter{src: expr, pred: p, body: c.body, records: c.body || c.problems, head: headPred(tree, s)}, nil
+	return &Filter{src: expr, pred: p, body: c.body, problems: c.problems, head: headPred(tree, s)}, nil
 }
 
 // headPred is the conjunction of the top-level && terms of tree that read
@@ -178,7 +177,7 @@ func (f *Filter) NeedsBody() bool { return f != nil && f.body }
 // hold: a body field, or a message's problems (malformed, problems.*),
 // which a damaged record puts there. A view that shows no record decodes
 // them for Match only then.
-func (f *Filter) NeedsRecords() bool { return f != nil && f.records }
+func (f *Filter) NeedsRecords() bool { return f != nil && (f.body || f.problems) }
 
 // env is one evaluation's subject and scratch space.
 type env struct {
