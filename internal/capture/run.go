@@ -284,6 +284,7 @@ type fileHooks struct {
 	open     func(path string) *reassembly.Pipeline // a file's pipeline
 	closed   func()                                 // after its pipeline is flushed
 	progress func(done, total int64)                // nil: no bar
+	prefetch bool                                   // the packets are read ahead on a goroutine of their own
 }
 
 // readFiles is the one loop over the files, whichever side it feeds.
@@ -292,48 +293,72 @@ func (r *Run) readFiles(ctx context.Context, h fileHooks, res *Result) error {
 	for _, src := range r.sources {
 		total += src.size
 	}
-	var done, before int64
-	n := 0
+	l := fileLoop{h: h, total: total}
 	for _, src := range r.sources {
 		if h.stopped() || ctx.Err() != nil {
 			break
 		}
-		consumed, _ := src.src.(interface{ Consumed() int64 })
-		pipe := h.open(src.path)
-		var err error
-		for !h.stopped() {
-			data, ci, link, rerr := src.src.Next()
-			if rerr != nil {
-				err = rerr
-				break
-			}
-			if consumed != nil {
-				done = before + consumed.Consumed()
-			} else {
-				done += int64(len(data)) + 16
-			}
-			if n++; n%progressEvery == 0 {
-				if ctx.Err() != nil {
-					break
-				}
-				if h.progress != nil {
-					h.progress(done, total)
-				}
-			}
-			pipe.Packet(data, ci, link)
-		}
-		before += src.size
-		pipe.Close()
-		h.closed()
-		res.add(pipe)
+		err := l.file(ctx, src)
+		l.before += src.size
+		res.add(l.pipe)
 		if err != nil && err != io.EOF {
 			return err // it names the file
 		}
 	}
 	if h.progress != nil {
-		h.progress(before, total)
+		h.progress(l.before, total)
 	}
 	return nil
+}
+
+// fileLoop is readFiles' count of the bytes and packets read so far.
+type fileLoop struct {
+	h                   fileHooks
+	total, before, done int64
+	n                   int
+	pipe                *reassembly.Pipeline
+}
+
+// file reads one source into a pipeline of its own, flushed at its end
+// (also when the pipeline panics: the read-ahead must not outlive it).
+func (l *fileLoop) file(ctx context.Context, src source) error {
+	h := l.h
+	consumed, _ := src.src.(interface{ Consumed() int64 })
+	next := src.src.Next
+	if h.prefetch {
+		ahead := newPrefetch(src.src)
+		defer ahead.stop()
+		next = ahead.Next
+		if consumed != nil {
+			consumed = ahead
+		}
+	}
+	l.pipe = h.open(src.path)
+	var err error
+	for !h.stopped() {
+		data, ci, link, rerr := next()
+		if rerr != nil {
+			err = rerr
+			break
+		}
+		if consumed != nil {
+			l.done = l.before + consumed.Consumed()
+		} else {
+			l.done += int64(len(data)) + 16
+		}
+		if l.n++; l.n%progressEvery == 0 {
+			if ctx.Err() != nil {
+				break
+			}
+			if h.progress != nil {
+				h.progress(l.done, l.total)
+			}
+		}
+		l.pipe.Packet(data, ci, link)
+	}
+	l.pipe.Close()
+	h.closed()
+	return err
 }
 
 // live captures until ctx ends, a signal, --duration or -c. Everything that
