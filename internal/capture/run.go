@@ -319,8 +319,9 @@ type fileLoop struct {
 	pipe                *reassembly.Pipeline
 }
 
-// file reads one source into a pipeline of its own, flushed at its end
-// (also when the pipeline panics: the read-ahead must not outlive it).
+// file reads one source into a pipeline of its own, flushed at its end.
+// The read-ahead is stopped by a defer, so that it does not outlive a
+// pipeline that panics.
 func (l *fileLoop) file(ctx context.Context, src source) error {
 	h := l.h
 	consumed, _ := src.src.(interface{ Consumed() int64 })
