@@ -394,49 +394,57 @@ func TestWorkersBenchCaptures(t *testing.T) {
 
 // A listener that panics does not leave the reader blocked: Read's caller
 // sees the panic it would see with one worker, and the reader goes away.
+// Also in the default view, where the packets are read ahead.
 func TestWorkersListenerPanicStopsReader(t *testing.T) {
 	f := lossy(t, 9, 200)
-	o := capture.DefaultOptions()
-	o.Workers, o.All = 2, true
-	r, err := capture.Open(o, []string{f}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("the listener's panic did not come through")
-			}
+	for _, all := range []bool{true, false} {
+		o := capture.DefaultOptions()
+		o.Workers, o.All = 2, all
+		r, err := capture.Open(o, []string{f}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer r.Close()
+			defer func() {
+				if recover() == nil {
+					t.Errorf("all=%v: the listener's panic did not come through", all)
+				}
+			}()
+			n := 0
+			r.Read(context.Background(), capture.ListenerFunc(func(*capture.Record) {
+				if n++; n == 3 {
+					panic("listener")
+				}
+			}))
 		}()
-		n := 0
-		r.Read(context.Background(), capture.ListenerFunc(func(*capture.Record) {
-			if n++; n == 3 {
-				panic("listener")
-			}
-		}))
-	}()
+	}
 }
 
 // A cancelled context ends the run with the reader.
+// A cancelled context ends the run with the reader (and its read-ahead,
+// in the default view).
 func TestWorkersContextCancel(t *testing.T) {
 	f := lossy(t, 4, 300)
-	o := capture.DefaultOptions()
-	o.Workers, o.All = 2, true
-	r, err := capture.Open(o, []string{f}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		r.Read(ctx, capture.ListenerFunc(func(*capture.Record) { cancel() }))
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Read did not end after its context was cancelled")
+	for _, all := range []bool{true, false} {
+		o := capture.DefaultOptions()
+		o.Workers, o.All = 2, all
+		r, err := capture.Open(o, []string{f}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			r.Read(ctx, capture.ListenerFunc(func(*capture.Record) { cancel() }))
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("all=%v: Read did not end after its context was cancelled", all)
+		}
+		r.Close()
+		cancel()
 	}
 }
