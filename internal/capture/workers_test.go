@@ -392,18 +392,26 @@ func TestWorkersBenchCaptures(t *testing.T) {
 	}
 }
 
+// openTwoWorkers opens f for two workers, with every message or (all
+// false) the default view, where the packets are read ahead.
+func openTwoWorkers(t *testing.T, f string, all bool) *capture.Run {
+	t.Helper()
+	o := capture.DefaultOptions()
+	o.Workers, o.All = 2, all
+	r, err := capture.Open(o, []string{f}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // A listener that panics does not leave the reader blocked: Read's caller
 // sees the panic it would see with one worker, and the reader goes away.
 // Also in the default view, where the packets are read ahead.
 func TestWorkersListenerPanicStopsReader(t *testing.T) {
 	f := lossy(t, 9, 200)
 	for _, all := range []bool{true, false} {
-		o := capture.DefaultOptions()
-		o.Workers, o.All = 2, all
-		r, err := capture.Open(o, []string{f}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := openTwoWorkers(t, f, all)
 		func() {
 			defer r.Close()
 			defer func() {
@@ -421,18 +429,12 @@ func TestWorkersListenerPanicStopsReader(t *testing.T) {
 	}
 }
 
-// A cancelled context ends the run with the reader.
 // A cancelled context ends the run with the reader (and its read-ahead,
 // in the default view).
 func TestWorkersContextCancel(t *testing.T) {
 	f := lossy(t, 4, 300)
 	for _, all := range []bool{true, false} {
-		o := capture.DefaultOptions()
-		o.Workers, o.All = 2, all
-		r, err := capture.Open(o, []string{f}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := openTwoWorkers(t, f, all)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
